@@ -1,0 +1,50 @@
+"""Shared fixtures: every test gets its own SKILLDECK_HOME so no user file is touched."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHIPPED_SKILLS = REPO / "skills"
+CORPUS = REPO.parent / "shared" / "corpus" / "skills"
+DEV_QUERIES = REPO.parent / "shared" / "eval" / "queries-dev.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Point SKILLDECK_HOME (and HOME) at fresh folders for each test."""
+    home = tmp_path_factory.mktemp("skilldeck-home")
+    user_home = tmp_path_factory.mktemp("user-home")
+    monkeypatch.setenv("SKILLDECK_HOME", str(home))
+    monkeypatch.setenv("HOME", str(user_home))
+    monkeypatch.delenv("SKILLDECK_CONFIG", raising=False)
+    monkeypatch.delenv("SKILLS_PROMPT_CHAR_BUDGET", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    yield home
+
+
+def write_skill(root: Path, name: str, description: str = "Does a thing. Use when testing.",
+                body: str = "# Title\n\nBody text.\n", extra: str = "", folder: str | None = None) -> Path:
+    """Create ``root/<folder or name>/SKILL.md`` and return the file's path."""
+    folder_path = root / (folder or name)
+    folder_path.mkdir(parents=True, exist_ok=True)
+    text = f"---\nname: {name}\ndescription: {description}\n{extra}---\n{body}"
+    path = folder_path / "SKILL.md"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def corpus_dir() -> Path:
+    """The shared real-world corpus; skips with a clear message when it is absent."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS}")
+    return CORPUS
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"SKILLDECK corpus: {'present' if CORPUS.is_dir() else 'absent'} ({CORPUS}); cwd={os.getcwd()}"

@@ -1,0 +1,5 @@
+"""``python -m skilldeck``."""
+
+from skilldeck.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Textual terminal UI over the core."""

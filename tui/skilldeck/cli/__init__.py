@@ -1,0 +1,1 @@
+"""The ``skilldeck`` command line, thin over the core."""

@@ -1,0 +1,1 @@
+"""Skilldeck's pure-Python core. It never imports ``textual`` or ``mcp``."""

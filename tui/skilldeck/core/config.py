@@ -1,0 +1,179 @@
+"""Typed settings and state locations.
+
+All state (cache, sessions database, telemetry, tools file, config) lives under
+``SKILLDECK_HOME`` when that environment variable is set (tests always set it), else under
+the platformdirs user data dir. Settings come from ``SKILLDECK_HOME/config.toml``; every
+field has a default so a missing or broken file never stops the program.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from skilldeck.core.model import Diagnostic, Severity
+
+ENV_HOME = "SKILLDECK_HOME"
+ENV_CONFIG = "SKILLDECK_CONFIG"
+ENV_PROMPT_BUDGET = "SKILLS_PROMPT_CHAR_BUDGET"
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+def home_dir() -> Path:
+    """Root of all Skilldeck state (not created here)."""
+    env = os.environ.get(ENV_HOME)
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_data_dir("skilldeck", appauthor=False))
+
+
+def cache_dir() -> Path:
+    """Where caches live: ``SKILLDECK_HOME/cache`` or the platform cache dir."""
+    if os.environ.get(ENV_HOME):
+        return home_dir() / "cache"
+    return Path(platformdirs.user_cache_dir("skilldeck", appauthor=False))
+
+
+def config_path() -> Path:
+    """The config file: ``SKILLDECK_CONFIG`` or ``SKILLDECK_HOME/config.toml``."""
+    env = os.environ.get(ENV_CONFIG)
+    if env:
+        return Path(env).expanduser()
+    return home_dir() / "config.toml"
+
+
+def bundled_skills_dir() -> Path:
+    """The skills shipped with Skilldeck.
+
+    In a wheel they sit inside the package (``skilldeck/bundled_skills``); in a source
+    checkout (editable install, tests) they are the repository's top-level ``skills/``.
+    """
+    packaged = PACKAGE_DIR / "bundled_skills"
+    if packaged.is_dir():
+        return packaged
+    return PACKAGE_DIR.parent.parent / "skills"
+
+
+@dataclass(slots=True)
+class Settings:
+    """User settings, from ``config.toml``.
+
+    Attributes:
+        extra_skill_dirs: More ``user``-level skill roots.
+        registry_path: Governance registry (``registry.json``); default
+            ``SKILLDECK_HOME/registry.json``.
+        tools_file: Available-tools file; default ``SKILLDECK_HOME/tools.toml``.
+        mcp_config: ``.mcp.json`` to query for MCP tools (None: look in the project).
+        builtin_tools: Whether the built-in preset of common agent tools counts as available.
+        tool_validation: ``strict``, ``warn`` or ``ignore`` for missing required tools.
+        session_mode: Default policy mode for new sessions.
+        prompt_char_budget: Tier-1 listing budget in characters.
+        body_token_cap: Tier-2 body cap in (approximate) tokens.
+        resource_byte_cap: Tier-3 resource size cap in bytes.
+        confidence_threshold: Agent-facing search confidence cut (0-1).
+        telemetry: Local JSONL telemetry on or off.
+        telemetry_retention_days: Days of telemetry files kept.
+        telemetry_max_bytes: Size cap of one day's telemetry file.
+        audit_retention_days: Days of audit log kept after sessions are pruned.
+        semantic: Use the optional embedding signal when installed.
+    """
+
+    extra_skill_dirs: list[Path] = field(default_factory=list)
+    registry_path: Path | None = None
+    tools_file: Path | None = None
+    mcp_config: Path | None = None
+    builtin_tools: bool = True
+    tool_validation: str = "warn"
+    session_mode: str = "approval"
+    prompt_char_budget: int = 12_000
+    body_token_cap: int = 5_000
+    resource_byte_cap: int = 256 * 1024
+    confidence_threshold: float = 0.75
+    telemetry: bool = True
+    telemetry_retention_days: int = 30
+    telemetry_max_bytes: int = 10 * 1024 * 1024
+    audit_retention_days: int = 365
+    semantic: bool = True
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def registry_file(self) -> Path:
+        """Resolved governance registry path."""
+        return self.registry_path or home_dir() / "registry.json"
+
+    @property
+    def tools_path(self) -> Path:
+        """Resolved tools file path."""
+        return self.tools_file or home_dir() / "tools.toml"
+
+    @property
+    def sessions_db(self) -> Path:
+        """SQLite sessions database."""
+        return home_dir() / "sessions.db"
+
+    @property
+    def telemetry_dir(self) -> Path:
+        """Folder of daily telemetry JSONL files."""
+        return home_dir() / "telemetry"
+
+
+_PATH_FIELDS = {"registry_path", "tools_file", "mcp_config"}
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """Read settings; problems become diagnostics on the result, never exceptions."""
+    settings = Settings()
+    budget = os.environ.get(ENV_PROMPT_BUDGET)
+    if budget:
+        try:
+            settings.prompt_char_budget = max(0, int(budget))
+        except ValueError:
+            settings.diagnostics.append(
+                Diagnostic("SC002", Severity.WARNING, f"{ENV_PROMPT_BUDGET}={budget!r} is not a number")
+            )
+    cfg = path or config_path()
+    try:
+        data: dict[str, Any] = tomllib.loads(cfg.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return settings
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        settings.diagnostics.append(
+            Diagnostic("SC001", Severity.WARNING, f"config ignored: {exc}", path=cfg)
+        )
+        return settings
+    known = {f.name: f for f in fields(Settings) if f.name != "diagnostics"}
+    for key, value in data.items():
+        attr = key.replace("-", "_")
+        if attr not in known:
+            settings.diagnostics.append(
+                Diagnostic("SC003", Severity.WARNING, f"unknown config key {key!r}", path=cfg)
+            )
+            continue
+        current = getattr(settings, attr)
+        try:
+            if attr == "extra_skill_dirs":
+                value = [Path(str(v)).expanduser() for v in value]
+            elif attr in _PATH_FIELDS:
+                value = Path(str(value)).expanduser()
+            elif isinstance(current, bool):
+                if not isinstance(value, bool):
+                    raise TypeError("expected true or false")
+            elif isinstance(current, int | float):
+                value = type(current)(value)
+            elif isinstance(current, str):
+                value = str(value)
+        except (TypeError, ValueError) as exc:
+            settings.diagnostics.append(
+                Diagnostic("SC004", Severity.WARNING, f"config key {key!r}: {exc}", path=cfg)
+            )
+            continue
+        setattr(settings, attr, value)
+    if budget:
+        settings.prompt_char_budget = max(0, int(budget)) if budget.isdigit() else settings.prompt_char_budget
+    return settings

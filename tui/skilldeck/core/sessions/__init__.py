@@ -1,0 +1,1 @@
+"""Sessions, approvals and the audit log."""
