@@ -15,7 +15,9 @@ DEV_QUERIES = REPO.parent / "shared" / "eval" / "queries-dev.jsonl"
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """Point SKILLDECK_HOME (and HOME) at fresh folders for each test."""
     home = tmp_path_factory.mktemp("skilldeck-home")
     user_home = tmp_path_factory.mktemp("user-home")
@@ -27,8 +29,14 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     yield home
 
 
-def write_skill(root: Path, name: str, description: str = "Does a thing. Use when testing.",
-                body: str = "# Title\n\nBody text.\n", extra: str = "", folder: str | None = None) -> Path:
+def write_skill(
+    root: Path,
+    name: str,
+    description: str = "Does a thing. Use when testing.",
+    body: str = "# Title\n\nBody text.\n",
+    extra: str = "",
+    folder: str | None = None,
+) -> Path:
     """Create ``root/<folder or name>/SKILL.md`` and return the file's path."""
     folder_path = root / (folder or name)
     folder_path.mkdir(parents=True, exist_ok=True)
@@ -47,4 +55,5 @@ def corpus_dir() -> Path:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return f"SKILLDECK corpus: {'present' if CORPUS.is_dir() else 'absent'} ({CORPUS}); cwd={os.getcwd()}"
+    state = "present" if CORPUS.is_dir() else "absent"
+    return f"skilldeck corpus: {state} ({CORPUS}); cwd={os.getcwd()}"

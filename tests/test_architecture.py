@@ -41,7 +41,8 @@ def test_cli_list_does_not_import_textual(tmp_path: Path) -> None:
         "import sys\n"
         "from skilldeck.cli.main import main\n"
         f"main(['--root', {str(tmp_path)!r}, 'list', '--format', 'json'])\n"
-        "print('TEXTUAL' if any(k.split('.')[0] in ('textual', 'mcp') for k in sys.modules) else 'CLEAN', file=sys.stderr)\n"
+        "bad = any(k.split('.')[0] in ('textual', 'mcp') for k in sys.modules)\n"
+        "print('TEXTUAL' if bad else 'CLEAN', file=sys.stderr)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "CLEAN" in out.stderr, out.stderr

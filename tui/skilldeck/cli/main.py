@@ -35,8 +35,13 @@ def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[s
     Returns:
         The global values (``root`` is a list, in the order given) and the other arguments.
     """
-    found: dict[str, object] = {"root": [], "profile": None, "format": None, "debug": False,
-                                "no_color": False}
+    found: dict[str, object] = {
+        "root": [],
+        "profile": None,
+        "format": None,
+        "debug": False,
+        "no_color": False,
+    }
     rest: list[str] = []
     args = list(argv)
     i = 0
@@ -120,8 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if debug:
             raise
-        print(f"skilldeck: internal error: {type(exc).__name__}: {exc} "
-              "(run with --debug for details)", file=sys.stderr)
+        print(
+            f"skilldeck: internal error: {type(exc).__name__}: {exc} "
+            "(run with --debug for details)",
+            file=sys.stderr,
+        )
         return 2
 
 

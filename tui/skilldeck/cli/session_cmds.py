@@ -1,11 +1,408 @@
-"""CLI commands (filled in by its owner)."""
+"""Session, tools and telemetry commands.
+
+``skilldeck session new|list|show|load|approve|deny|revoke|mode|check|pending|end|prune``,
+``skilldeck tools [SKILL] [--refresh]`` and ``skilldeck telemetry [--since] [--event]``.
+Unknown session ids exit 2 (NOT_FOUND).
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
+import time
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
+
+from skilldeck.cli.context import CliContext, table
+from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.sessions.model import MODES, Session, iso
+
+FORMATS = ("text", "json")
 
 
 def register(sub: Any) -> None:
-    """Register this module's commands."""
-    del sub
+    """Register ``session``, ``tools`` and ``telemetry``."""
+    session = sub.add_parser(
+        "session", help="govern agent sessions: approvals, denials, audit",
+        description="Sessions shared by the TUI, the CLI and MCP servers (SQLite under "
+        "SKILLDECK_HOME). Modes: strict (only tools allowed by active skills or approved), "
+        "approval (other tools wait for an operator), permissive (allowed, logged). A denial "
+        "wins over an approval, which wins over a skill's allowed-tools. Patterns such as "
+        "Bash(git log:*) match the tool Bash; a call Bash(cmd) must also match the pattern.")
+    ssub = session.add_subparsers(dest="session_command", metavar="SUBCOMMAND")
+    ssub.required = True
+
+    p = ssub.add_parser("new", help="start a session; prints its id")
+    p.add_argument("--mode", choices=MODES, default=None,
+                   help="policy mode (default: session_mode setting, 'approval')")
+    p.add_argument("--label", default="", help="free text shown with the session")
+    p.set_defaults(func=cmd_new)
+
+    p = ssub.add_parser("list", help="list sessions")
+    p.add_argument("--all", action="store_true", help="include ended sessions")
+    p.set_defaults(func=cmd_list)
+
+    p = ssub.add_parser("show", help="one session with its audit log")
+    p.add_argument("id")
+    p.set_defaults(func=cmd_show)
+
+    p = ssub.add_parser("load", help="force-load a skill into a session (actor: operator)")
+    p.add_argument("id")
+    p.add_argument("skill", help="skill name")
+    p.add_argument("arguments", nargs=argparse.REMAINDER, help="arguments for $ARGUMENTS")
+    p.set_defaults(func=cmd_load)
+
+    for name, verb in (("approve", "approve"), ("deny", "deny"),
+                       ("revoke", "forget an approval or denial of")):
+        p = ssub.add_parser(name, help=f"{verb} a tool for a session")
+        p.add_argument("id")
+        p.add_argument("tool", help="tool name, e.g. Bash or Bash(git log:*)")
+        p.set_defaults(func=cmd_tool_state, action=name)
+
+    p = ssub.add_parser("mode", help="change a session's policy mode")
+    p.add_argument("id")
+    p.add_argument("mode", choices=MODES)
+    p.set_defaults(func=cmd_mode)
+
+    p = ssub.add_parser("check", help="may the session use this tool? (queues approval)")
+    p.add_argument("id")
+    p.add_argument("tool")
+    p.add_argument("--actor", default="agent", help="who asks (default: agent)")
+    p.set_defaults(func=cmd_check)
+
+    p = ssub.add_parser("pending", help="tools waiting for approval")
+    p.add_argument("id")
+    p.set_defaults(func=cmd_pending)
+
+    p = ssub.add_parser("end", help="end a session")
+    p.add_argument("id")
+    p.set_defaults(func=cmd_end)
+
+    p = ssub.add_parser("prune", help="delete ended sessions (their audit log stays)")
+    p.add_argument("--older-than", type=float, default=30.0, metavar="DAYS",
+                   help="ended more than DAYS ago (default 30; 0: all ended sessions)")
+    p.set_defaults(func=cmd_prune)
+
+    p = sub.add_parser(
+        "tools", help="available tools, or one skill's tool availability",
+        description="Known tools (built-in preset, tools file, MCP servers of .mcp.json) or "
+        "one skill's availability. MCP servers of a project's .mcp.json are started only "
+        "with --refresh; those of a configured mcp_config also when never queried.")
+    p.add_argument("skill", nargs="?", help="skill name")
+    p.add_argument("--refresh", action="store_true", help="re-query the MCP servers now")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per MCP server")
+    p.set_defaults(func=cmd_tools)
+
+    p = sub.add_parser("telemetry", help="summarise the local telemetry")
+    p.add_argument("--since", default=None, help="YYYY-MM-DD, an ISO time, or Nd / Nh (e.g. 7d)")
+    p.add_argument("--event", default=None, help="only this event")
+    p.set_defaults(func=cmd_telemetry)
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def _store(ctx: CliContext) -> Any:
+    from skilldeck.core.sessions import SessionStore
+
+    return SessionStore(settings=ctx.settings)
+
+
+def _session_lines(ctx: CliContext, session: Session) -> list[str]:
+    state = "ended " + str(iso(session.ended)) if session.ended else "open"
+    rows = [
+        ["id", ctx.paint(session.id, "bold")],
+        ["mode", session.mode],
+        ["state", state],
+        ["created", str(iso(session.created))],
+    ]
+    if session.label:
+        rows.append(["label", session.label])
+    rows.append(["skills", ", ".join(session.active_skills) or "-"])
+    rows.append(["allowed", ", ".join(session.allowed_tools) or "-"])
+    rows.append(["approved", ctx.paint(", ".join(session.approved), "green")
+                 if session.approved else "-"])
+    rows.append(["denied", ctx.paint(", ".join(session.denied), "red")
+                 if session.denied else "-"])
+    rows.append(["pending", ctx.paint(", ".join(session.pending), "yellow")
+                 if session.pending else "-"])
+    return table(rows)
+
+
+def _print_session(ctx: CliContext, session: Session) -> None:
+    for line in _session_lines(ctx, session):
+        ctx.echo(line)
+
+
+def _respond(ctx: CliContext, session: Session) -> int:
+    fmt = ctx.output_format(FORMATS)
+    if fmt == "json":
+        ctx.emit_json(session.to_dict())
+    else:
+        _print_session(ctx, session)
+    return 0
+
+
+# ----------------------------------------------------------------------------- sessions
+
+
+def cmd_new(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck session new``."""
+    fmt = ctx.output_format(FORMATS)
+    with _store(ctx) as store:
+        session = store.create(mode=args.mode, actor="operator", label=args.label)
+    if fmt == "json":
+        ctx.emit_json({"id": session.id, **session.to_dict()})
+    else:
+        ctx.echo(session.id)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck session list``."""
+    fmt = ctx.output_format(FORMATS)
+    with _store(ctx) as store:
+        sessions = store.list(include_ended=args.all)
+    if fmt == "json":
+        ctx.emit_json({"sessions": [s.to_dict() for s in sessions]})
+        return 0
+    if not sessions:
+        ctx.echo("no sessions" + ("" if args.all else " open (--all shows ended ones)"))
+        return 0
+    rows = [["ID", "MODE", "STATE", "CREATED", "SKILLS", "PENDING", "LABEL"]]
+    for s in sessions:
+        rows.append([s.id, s.mode, "ended" if s.ended else "open",
+                     str(iso(s.created))[:19].replace("T", " "), str(len(s.skills)),
+                     str(len(s.pending)), s.label])
+    for line in table(rows):
+        ctx.echo(line)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck session show ID``: the session and its audit log."""
+    fmt = ctx.output_format(FORMATS)
+    with _store(ctx) as store:
+        data = store.show(args.id)
+        session = store.get(args.id)
+    if fmt == "json":
+        ctx.emit_json(data)
+        return 0
+    _print_session(ctx, session)
+    ctx.echo()
+    ctx.echo(ctx.paint("audit", "bold"))
+    rows = [[str(e["id"]), str(e["time"])[:23].replace("T", " "), e["actor"], e["action"],
+             e["subject"]] for e in data["audit"]]
+    for line in table(rows):
+        ctx.echo("  " + line)
+    return 0
+
+
+def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck session load ID SKILL [ARGS]``: operator force-load."""
+    from skilldeck.core.loader import load_skill, suggest_names
+    from skilldeck.core.telemetry import emit
+
+    fmt = ctx.output_format(FORMATS)
+    with _store(ctx) as store:
+        session = store.get(args.id)
+        if not session.is_open:
+            raise SkilldeckError(ErrorCode.INVALID_PARAM, f"session {args.id} has ended",
+                                 session=args.id)
+        catalog = ctx.catalog()
+        skill = catalog.get(args.skill)
+        if skill is None:
+            hints = suggest_names(args.skill, catalog.names())
+            hint = f"; did you mean {', '.join(hints)}?" if hints else ""
+            raise SkilldeckError(ErrorCode.NOT_FOUND, f"no skill named {args.skill!r}{hint}",
+                                 suggestions=hints)
+        arguments = " ".join(a for a in args.arguments if a != "--")
+        started = time.perf_counter()
+        result = load_skill(skill, arguments, ctx.settings.body_token_cap)
+        emit("skill_loaded", name=skill.name, path=str(skill.path), tokens=result.tokens,
+             latency_ms=round((time.perf_counter() - started) * 1000, 3),
+             truncated=result.truncated, actor="operator", session=args.id)
+        session = store.activate_skill(args.id, skill.name, list(skill.allowed_tools),
+                                       actor="operator", arguments=arguments)
+    if fmt == "json":
+        ctx.emit_json({"session": session.to_dict(), "load": result.to_dict()})
+    else:
+        ctx.echo(result.text)
+    return 0
+
+
+def cmd_tool_state(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck session approve|deny|revoke ID TOOL``."""
+    ctx.output_format(FORMATS)
+    with _store(ctx) as store:
+        change = {"approve": store.approve, "deny": store.deny, "revoke": store.revoke}
+        session = change[args.action](args.id, args.tool, actor="operator")
+    return _respond(ctx, session)
+
+
+def cmd_mode(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck session mode ID MODE``."""
+    ctx.output_format(FORMATS)
+    with _store(ctx) as store:
+        session = store.set_mode(args.id, args.mode, actor="operator")
+    return _respond(ctx, session)
+
+
+def cmd_check(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck session check ID TOOL``: exit 0 whatever the answer."""
+    fmt = ctx.output_format(FORMATS)
+    with _store(ctx) as store:
+        store.get(args.id)
+        decision = store.check(args.id, args.tool, actor=args.actor)
+    if fmt == "json":
+        ctx.emit_json(decision.to_dict())
+        return 0
+    color = {"allowed": "green", "requires_approval": "yellow"}.get(decision.decision, "red")
+    ctx.echo(f"{ctx.paint(decision.decision, color)} ({decision.reason}"
+             + (f": {decision.matched}" if decision.matched else "") + ")")
+    return 0
+
+
+def cmd_pending(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck session pending ID``."""
+    fmt = ctx.output_format(FORMATS)
+    with _store(ctx) as store:
+        pending = store.pending(args.id)
+    if fmt == "json":
+        ctx.emit_json({"id": args.id, "pending": pending})
+    else:
+        for tool in pending:
+            ctx.echo(tool)
+    return 0
+
+
+def cmd_end(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck session end ID``."""
+    ctx.output_format(FORMATS)
+    with _store(ctx) as store:
+        session = store.end(args.id, actor="operator")
+    return _respond(ctx, session)
+
+
+def cmd_prune(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck session prune [--older-than DAYS]``."""
+    fmt = ctx.output_format(FORMATS)
+    if args.older_than < 0:
+        raise SkilldeckError(ErrorCode.INVALID_PARAM, "--older-than must be 0 or more")
+    with _store(ctx) as store:
+        result = store.prune(args.older_than, actor="operator")
+    if fmt == "json":
+        ctx.emit_json(result.to_dict())
+    else:
+        ctx.echo(f"pruned {result.sessions} session(s) and {result.audit} audit row(s) "
+                 "past retention")
+    return 0
+
+
+# -------------------------------------------------------------------------------- tools
+
+
+def cmd_tools(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck tools [SKILL] [--refresh]``; exit 1 when the skill has tool errors."""
+    from skilldeck.core.tools import ToolRegistry, check_skill_tools
+
+    fmt = ctx.output_format(FORMATS)
+    # A project's .mcp.json is only run on an explicit --refresh (it may come from an
+    # untrusted checkout); a configured mcp_config is trusted and queried when not cached.
+    trusted = ctx.settings.mcp_config is not None
+    registry = ToolRegistry.load(ctx.settings, query_missing=trusted and not args.refresh,
+                                 timeout=args.timeout)
+    if args.refresh:
+        registry.refresh_mcp(timeout=args.timeout)
+    if args.skill is None:
+        if fmt == "json":
+            ctx.emit_json(registry.to_dict())
+            return 0
+        rows = [["TOOL", "SOURCE", ""]]
+        for info in sorted(registry.tools.values(), key=lambda t: (t.source, t.name)):
+            rows.append([info.name, info.source, "hidden" if info.hidden else ""])
+        for line in table(rows):
+            ctx.echo(line)
+        for server in registry.to_dict()["mcp_servers"]:
+            when = server["queried_at"] or "never"
+            ctx.echo(f"mcp server {server['name']}: {len(server['tools'])} tool(s), "
+                     f"queried {when}" + (f", error: {server['error']}" if server["error"]
+                                          else ""))
+        for diag in registry.diagnostics:
+            ctx.echo(ctx.paint(f"{diag.code} {diag.severity.value}: {diag.message}", "yellow"))
+        return 0
+    from skilldeck.cli.core_cmds import find_skill
+
+    skill = find_skill(ctx.catalog(), args.skill)
+    availability, diags = check_skill_tools(skill, registry)
+    failed = any(d.severity.value == "error" for d in diags)
+    if fmt == "json":
+        ctx.emit_json({"name": skill.name, "path": str(skill.path), **availability.to_dict(),
+                       "diagnostics": [d.to_dict() for d in diags]})
+        return 1 if failed else 0
+    colors = {"available": "green", "missing": "red", "hidden": "yellow"}
+    rows = [["TOOL", "STATUS", "REQUIRED", "SOURCE", "FROM"]]
+    for entry in availability.entries:
+        rows.append([entry.name, ctx.paint(entry.status, colors[entry.status]),
+                     "yes" if entry.required else "no", entry.source or "-",
+                     ",".join(entry.origins)])
+    ctx.echo(f"{ctx.paint(skill.name, 'bold')}: "
+             + ("complete" if availability.complete else "incomplete"))
+    for line in table(rows):
+        ctx.echo("  " + line)
+    for diag in diags:
+        ctx.echo(f"  {diag.code} {diag.severity.value}: {diag.message}")
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------------------- telemetry
+
+_RELATIVE = re.compile(r"^(\d+)\s*([dhw])$")
+
+
+def parse_since(text: str | None, now: datetime | None = None) -> datetime | None:
+    """``7d`` / ``12h`` / ``2w``, ``YYYY-MM-DD`` or an ISO time -> an aware UTC datetime."""
+    if not text:
+        return None
+    now = now or datetime.now(UTC)
+    found = _RELATIVE.match(text.strip().lower())
+    if found:
+        amount = int(found.group(1))
+        unit = {"d": "days", "h": "hours", "w": "weeks"}[found.group(2)]
+        return now - timedelta(**{unit: amount})
+    try:
+        if len(text.strip()) == 10:
+            day = date.fromisoformat(text.strip())
+            return datetime(day.year, day.month, day.day, tzinfo=UTC)
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError as exc:
+        raise SkilldeckError(ErrorCode.INVALID_PARAM,
+                             f"--since {text!r}: use YYYY-MM-DD, an ISO time or Nd/Nh/Nw"
+                             ) from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def cmd_telemetry(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck telemetry [--since DATE|7d] [--event E]``."""
+    from skilldeck.core.telemetry import Telemetry
+
+    fmt = ctx.output_format(FORMATS)
+    since = parse_since(args.since)
+    summary = Telemetry.from_settings(ctx.settings).summarize(since, args.event)
+    if fmt == "json":
+        ctx.emit_json(summary)
+        return 0
+    state = "on" if summary["enabled"] else "off (opt-out in config)"
+    ctx.echo(f"telemetry {state}: {summary['directory']}")
+    ctx.echo(f"{summary['total']} event(s)" + (f" since {summary['since']}" if since else ""))
+    for title, key in (("events", "events"), ("days", "days"),
+                       ("authorizations", "authorizations")):
+        if summary[key]:
+            ctx.echo(ctx.paint(title, "bold"))
+            for line in table([[k, str(v)] for k, v in summary[key].items()]):
+                ctx.echo("  " + line)
+    if summary["top_skills"]:
+        ctx.echo(ctx.paint("top skills", "bold"))
+        for line in table([[t["skill"], str(t["count"])] for t in summary["top_skills"]]):
+            ctx.echo("  " + line)
+    return 0

@@ -129,23 +129,17 @@ _PATH_FIELDS = {"registry_path", "tools_file", "mcp_config"}
 def load_settings(path: Path | None = None) -> Settings:
     """Read settings; problems become diagnostics on the result, never exceptions."""
     settings = Settings()
-    budget = os.environ.get(ENV_PROMPT_BUDGET)
-    if budget:
-        try:
-            settings.prompt_char_budget = max(0, int(budget))
-        except ValueError:
-            settings.diagnostics.append(
-                Diagnostic("SC002", Severity.WARNING, f"{ENV_PROMPT_BUDGET}={budget!r} is not a number")
-            )
     cfg = path or config_path()
     try:
         data: dict[str, Any] = tomllib.loads(cfg.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        _apply_env(settings)
         return settings
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         settings.diagnostics.append(
             Diagnostic("SC001", Severity.WARNING, f"config ignored: {exc}", path=cfg)
         )
+        _apply_env(settings)
         return settings
     known = {f.name: f for f in fields(Settings) if f.name != "diagnostics"}
     for key, value in data.items():
@@ -174,6 +168,18 @@ def load_settings(path: Path | None = None) -> Settings:
             )
             continue
         setattr(settings, attr, value)
-    if budget:
-        settings.prompt_char_budget = max(0, int(budget)) if budget.isdigit() else settings.prompt_char_budget
+    _apply_env(settings)
     return settings
+
+
+def _apply_env(settings: Settings) -> None:
+    """Environment overrides win over the config file."""
+    budget = os.environ.get(ENV_PROMPT_BUDGET)
+    if not budget:
+        return
+    try:
+        settings.prompt_char_budget = max(0, int(budget))
+    except ValueError:
+        settings.diagnostics.append(
+            Diagnostic("SC002", Severity.WARNING, f"{ENV_PROMPT_BUDGET}={budget!r} is not a number")
+        )

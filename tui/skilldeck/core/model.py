@@ -171,6 +171,8 @@ class Skill:
         hidden: ``disable-model-invocation`` or ``hide-from-discovery``: not listed to models.
         enabled: False when the governance registry disables it.
         owner: Owner from the governance registry, if any.
+        tool_validation: ``strict``, ``warn`` or ``ignore`` for missing tools, from the
+            frontmatter (``tool-validation``) or the registry; None: the settings default.
         shadowed_by: SKILL.md path of the skill that wins the name clash, if this one loses.
         shadow_reason: One sentence saying why it is shadowed.
         resources: Resource files relative to ``base_dir`` (POSIX), bounded in count.
@@ -205,6 +207,7 @@ class Skill:
     hidden: bool = False
     enabled: bool = True
     owner: str | None = None
+    tool_validation: str | None = None
     shadowed_by: Path | None = None
     shadow_reason: str = ""
     resources: tuple[str, ...] = ()

@@ -1,1 +1,41 @@
-"""Sessions, approvals and the audit log."""
+"""Sessions, approvals and the audit log.
+
+A :class:`SessionStore` keeps, in one SQLite file shared by every process, the sessions an
+operator governs: policy mode, active skills and their allowed tools, approvals, denials,
+the pending-approval queue, and an append-only audit log. See
+:mod:`skilldeck.core.sessions.store` for the policy and
+:mod:`skilldeck.core.sessions.model` for how tool names match.
+"""
+
+from skilldeck.core.sessions.backend import SessionBackend
+from skilldeck.core.sessions.model import (
+    MODES,
+    REASONS,
+    ActiveSkill,
+    AuditEntry,
+    Decision,
+    PruneResult,
+    Session,
+    base_tool_name,
+    split_tool,
+    tool_matches,
+)
+from skilldeck.core.sessions.sqlite import SqliteBackend
+from skilldeck.core.sessions.store import SessionStore, check_mode
+
+__all__ = [
+    "MODES",
+    "REASONS",
+    "ActiveSkill",
+    "AuditEntry",
+    "Decision",
+    "PruneResult",
+    "Session",
+    "SessionBackend",
+    "SessionStore",
+    "SqliteBackend",
+    "base_tool_name",
+    "check_mode",
+    "split_tool",
+    "tool_matches",
+]

@@ -1,0 +1,159 @@
+"""CLI contract of ``session``, ``tools`` and ``telemetry`` (real subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import write_skill
+
+
+def run(*args: str, check_rc: int | None = 0,
+        cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, "-m", "skilldeck", *args], capture_output=True,
+                          text=True, timeout=60, cwd=cwd)
+    if check_rc is not None:
+        assert proc.returncode == check_rc, (proc.stdout, proc.stderr)
+    return proc
+
+
+def run_json(*args: str) -> Any:
+    return json.loads(run(*args, "--format", "json").stdout)
+
+
+@pytest.fixture
+def skills(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    write_skill(root, "gitlog", body="Summarise $ARGUMENTS\n",
+                extra='allowed-tools: "Bash(git log:*) Read"\n'
+                      "tools:\n  - name: github.create_issue\n")
+    return root
+
+
+def test_session_lifecycle(skills: Path) -> None:
+    sid = run_json("session", "new", "--mode", "approval", "--label", "demo")["id"]
+    assert run("session", "new").stdout.strip() != sid
+    decision = run_json("session", "check", sid, "Bash")
+    assert decision == {"allowed": False, "requires_approval": True,
+                        "reason": "not_in_allowlist", "matched": None}
+    loaded = run("--root", str(skills), "session", "load", sid, "gitlog", "the", "week")
+    assert "Summarise the week" in loaded.stdout
+    assert run_json("session", "check", sid, "Bash")["reason"] == "skill_allowlist"
+    run("session", "approve", sid, "Write")
+    assert run_json("session", "check", sid, "Write")["reason"] == "approved"
+    denied = run_json("session", "deny", sid, "Write")
+    assert denied["denied"] == ["Write"]
+    assert run_json("session", "check", sid, "Write") == {
+        "allowed": False, "requires_approval": False, "reason": "denied", "matched": "Write"}
+    assert run_json("session", "mode", sid, "strict")["mode"] == "strict"
+    assert run_json("session", "check", sid, "Grep")["reason"] == "not_in_allowlist"
+    shown = run_json("session", "show", sid)
+    assert shown["active_skills"] == ["gitlog"] and shown["label"] == "demo"
+    actions = [(e["actor"], e["action"]) for e in shown["audit"]]
+    assert ("operator", "activate") in actions and ("operator", "deny") in actions
+    assert ("agent", "request") in actions
+    listed = run_json("session", "list")["sessions"]
+    assert sid in {s["id"] for s in listed}
+    assert "demo" in run("session", "list").stdout
+    assert run_json("session", "end", sid)["ended"] is not None
+    assert run_json("session", "check", sid, "Read")["reason"] == "no_session"
+    assert sid not in {s["id"] for s in run_json("session", "list")["sessions"]}
+    assert run_json("session", "prune", "--older-than", "0")["sessions"] == 1
+    assert "audit" in run("session", "show", run("session", "new").stdout.strip()).stdout
+
+
+def test_load_json_and_unknown_skill(skills: Path) -> None:
+    sid = run("session", "new").stdout.strip()
+    data = json.loads(run("--root", str(skills), "session", "load", sid, "gitlog",
+                          "--format", "json").stdout)
+    assert data["load"]["name"] == "gitlog"
+    assert data["session"]["allowed_tools"] == ["Bash(git log:*)", "Read"]
+    missing = run("--root", str(skills), "session", "load", sid, "gitlgo", check_rc=2)
+    assert "NOT_FOUND" in missing.stderr and "gitlog" in missing.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ("show", "nope"), ("approve", "nope", "Bash"), ("check", "nope", "Bash"),
+    ("load", "nope", "gitlog"),
+])
+def test_unknown_session_exits_2(command: tuple[str, ...]) -> None:
+    proc = run("session", *command, check_rc=2)
+    assert "NOT_FOUND" in proc.stderr and "nope" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_usage_exits_2() -> None:
+    assert run("session", "new", "--mode", "yolo", check_rc=2).returncode == 2
+    assert run("session", check_rc=2).returncode == 2
+
+
+def test_corrupt_database_is_an_error_not_a_traceback(isolated_home: Path) -> None:
+    db = isolated_home / "sessions.db"
+    db.write_bytes(b"garbage" * 50)
+    proc = run("session", "list", check_rc=2)
+    assert "sessions database" in proc.stderr and "Traceback" not in proc.stderr
+    assert db.read_bytes() == b"garbage" * 50
+
+
+def test_tools_command(skills: Path) -> None:
+    data = run_json("tools")
+    assert "Bash" in {t["name"] for t in data["tools"]}
+    text = run("tools").stdout
+    assert "Bash" in text and "preset" in text
+    report = json.loads(run("--root", str(skills), "tools", "gitlog", "--format", "json").stdout)
+    assert report["missing"] == ["github.create_issue"] and report["complete"] is False
+    assert [d["code"] for d in report["diagnostics"]] == ["ST201"]
+    assert "incomplete" in run("--root", str(skills), "tools", "gitlog").stdout
+
+
+def test_tools_strict_mode_exits_1(skills: Path, isolated_home: Path) -> None:
+    (isolated_home / "config.toml").write_text('tool_validation = "strict"\n')
+    proc = run("--root", str(skills), "tools", "gitlog", check_rc=1)
+    assert "ST201 error" in proc.stdout
+
+
+def test_tools_refresh_queries_mcp(tmp_path: Path, isolated_home: Path) -> None:
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "mcp_tools_server.py"
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"fx": {"command": sys.executable,
+                                                        "args": [str(fixture)]}}}))
+    (isolated_home / "config.toml").write_text(f"mcp_config = {json.dumps(str(config))}\n")
+    data = json.loads(run("tools", "--refresh", "--format", "json").stdout)
+    names = {t["name"] for t in data["tools"]}
+    assert {"fx.echo", "fx.add", "echo"} <= names
+    assert data["mcp_servers"][0]["queried_at"] is not None
+
+
+def test_project_mcp_config_runs_only_on_refresh(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    marker = tmp_path / "started"
+    code = f"open({str(marker)!r}, 'w').close()"
+    (project / ".mcp.json").write_text(json.dumps(
+        {"mcpServers": {"local": {"command": sys.executable, "args": ["-c", code]}}}))
+    plain = json.loads(run("tools", "--format", "json", cwd=project).stdout)
+    assert [d["code"] for d in plain["diagnostics"]] == ["ST106"]
+    assert not marker.exists()
+    refreshed = json.loads(run("tools", "--refresh", "--timeout", "5", "--format", "json",
+                               cwd=project).stdout)
+    assert marker.exists()
+    assert [d["code"] for d in refreshed["diagnostics"]] == ["ST104"]
+
+
+def test_telemetry_command(skills: Path) -> None:
+    sid = run("session", "new").stdout.strip()
+    run("session", "check", sid, "Bash")
+    run("--root", str(skills), "session", "load", sid, "gitlog")
+    summary = run_json("telemetry", "--since", "7d")
+    assert summary["events"]["tool_authorization"] == 1
+    assert summary["events"]["skill_loaded"] == 1
+    assert summary["top_skills"][0]["skill"] == "gitlog"
+    only = run_json("telemetry", "--event", "skill_loaded", "--since", "2000-01-01")
+    assert only["total"] == 1
+    assert "tool_authorization" in run("telemetry").stdout
+    assert run("telemetry", "--since", "soon", check_rc=2).returncode == 2

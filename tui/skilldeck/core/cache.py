@@ -1,0 +1,428 @@
+"""Persistent metadata cache: parsed frontmatter per SKILL.md, so a warm start parses nothing.
+
+One file per discovery root under ``cache_dir()/discovery/``. Entries are keyed by the real
+path of the SKILL.md and hold the path it was found at, ``(mtime_ns, size)``, the frontmatter
+hash and every parsed field plus the parse diagnostics, as plain tuples. An entry is used only
+when the path, ``mtime_ns`` and ``size`` all match the file on disk and the file was not
+modified within :data:`RACY_NS` of being read; otherwise discovery compares the frontmatter
+hash (a touched or body-only edit reuses the entry) or parses again. The file also keeps
+the last validation result per entry (tagged with the validator code and profile) and the
+resource listing of skill folders without subfolders (tagged with the folder mtime).
+
+The file is ``MAGIC + version + blake2b digest + pickle`` of plain data, written to a temp
+file then ``os.replace``-d (concurrent writers: the last one wins, readers never see a torn
+file). A file with the wrong magic, version or digest, or that fails to unpickle, or whose
+shape is wrong, is discarded and rebuilt; unpickling only accepts builtin data and
+``datetime`` types (YAML timestamps), so a foreign file cannot run code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import io
+import os
+import pickle
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from skilldeck.core.config import cache_dir
+from skilldeck.core.model import Diagnostic, Severity, Skill, Source, ToolRef, Triggers
+
+MAGIC = b"SKDCACHE"
+VERSION = 5
+RACY_NS = 2_000_000_000
+"""Files modified this close to when they were read are re-checked by hash."""
+_RECORD_LEN = 23
+_HEADER = MAGIC + VERSION.to_bytes(2, "big")
+_DIGEST = 16
+
+Record = tuple[Any, ...]
+"""One cache entry: see :func:`skill_to_record`."""
+
+_ALLOWED = {
+    ("datetime", "date"): datetime.date,
+    ("datetime", "datetime"): datetime.datetime,
+    ("datetime", "time"): datetime.time,
+    ("datetime", "timedelta"): datetime.timedelta,
+    ("datetime", "timezone"): datetime.timezone,
+}
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        try:
+            return _ALLOWED[(module, name)]
+        except KeyError:
+            raise pickle.UnpicklingError(f"forbidden class {module}.{name}") from None
+
+
+_SEVERITIES = {s.value: s for s in Severity}
+_FINGERPRINT: list[str] = []
+
+
+def code_fingerprint() -> str:
+    """Identifies the parser code: entries written by another version are not trusted."""
+    if not _FINGERPRINT:
+        parts = [str(VERSION)]
+        for name in ("parse.py", "model.py"):
+            try:
+                st = os.stat(Path(__file__).with_name(name))
+                parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+            except OSError:
+                parts.append("?")
+        _FINGERPRINT.append("/".join(parts))
+    return _FINGERPRINT[0]
+
+
+DiagRow = tuple[str, str, str, "str | None", "int | None", "int | None"]
+ResourceRow = tuple[int, tuple[str, ...], bool]
+
+
+def diagnostics_to_rows(diagnostics: list[Diagnostic]) -> tuple[DiagRow, ...]:
+    """Diagnostics as plain tuples (path kept as a string)."""
+    return tuple(
+        (d.code, d.severity.value, d.message, str(d.path) if d.path else None, d.line, d.column)
+        for d in diagnostics
+    )
+
+
+def diagnostics_from_rows(
+    rows: tuple[DiagRow, ...], path: Path, text: str | None = None
+) -> list[Diagnostic]:
+    """Inverse of :func:`diagnostics_to_rows`; ``path`` (whose str is ``text``) is reused."""
+    if not rows:
+        return []
+    if text is None:
+        text = str(path)
+    return [
+        Diagnostic(
+            code, _SEVERITIES[sev], msg,
+            path if where == text else (Path(where) if where else None), line, col,
+        )
+        for code, sev, msg, where, line, col in rows
+    ]
+
+
+def skill_to_record(skill: Skill, checked_ns: int = 0) -> Record:
+    """The parse-time fields of ``skill`` as a tuple of plain data.
+
+    ``checked_ns`` is when the file was read: an entry whose file mtime is within
+    :data:`RACY_NS` of it is not trusted on (mtime, size) alone (the file may have changed
+    again within the same timestamp tick); its frontmatter hash is compared instead.
+    """
+    return (
+        str(skill.path),
+        skill.mtime_ns,
+        skill.size,
+        skill.content_hash,
+        skill.name,
+        skill.description,
+        skill.frontmatter,
+        skill.field_lines,
+        skill.body_line,
+        skill.body_offset,
+        skill.version,
+        skill.tags,
+        skill.author,
+        skill.license,
+        skill.compatibility,
+        skill.allowed_tools,
+        skill.allowed_tools_raw,
+        (skill.triggers.keywords, skill.triggers.verbs, skill.triggers.patterns),
+        tuple((t.name, t.purpose, t.required, t.origin) for t in skill.tools),
+        skill.priority,
+        skill.hidden,
+        tuple(
+            (d.code, d.severity.value, d.message, d.line, d.column) for d in skill.diagnostics
+        ),
+        checked_ns,
+    )
+
+
+_NO_TRIGGERS = Triggers()
+_TOOLS: dict[tuple[Any, ...], ToolRef] = {}
+_TRIGGERS: dict[tuple[Any, ...], Triggers] = {}
+
+
+def _tool(row: tuple[Any, ...]) -> ToolRef:
+    """Frozen ToolRefs are shared between skills (cheaper than building each one)."""
+    ref = _TOOLS.get(row)
+    if ref is None:
+        if len(_TOOLS) > 50_000:
+            _TOOLS.clear()
+        ref = _TOOLS[row] = ToolRef(*row)
+    return ref
+
+
+def _triggers(row: tuple[Any, ...]) -> Triggers:
+    found = _TRIGGERS.get(row)
+    if found is None:
+        if len(_TRIGGERS) > 50_000:
+            _TRIGGERS.clear()
+        found = _TRIGGERS[row] = Triggers(*row)
+    return found
+
+
+def skill_from_record(
+    record: Record, path: Path, base_dir: Path, source: Source, root: Path | None, rel_id: str
+) -> Skill:
+    """Rebuild a :class:`Skill` from :func:`skill_to_record` output."""
+    (
+        _path, mtime_ns, size, content_hash, name, description, frontmatter, field_lines,
+        body_line, body_offset, version, tags, author, license_, compatibility, allowed,
+        allowed_raw, triggers, tools, priority, hidden, diags, _checked,
+    ) = record
+    return Skill(
+        name=name,
+        description=description,
+        path=path,
+        base_dir=base_dir,
+        source=source,
+        root=root,
+        rel_id=rel_id,
+        frontmatter=frontmatter,
+        field_lines=field_lines,
+        body_line=body_line,
+        body_offset=body_offset,
+        version=version,
+        tags=tags,
+        author=author,
+        license=license_,
+        compatibility=compatibility,
+        allowed_tools=allowed,
+        allowed_tools_raw=allowed_raw,
+        triggers=_triggers(triggers) if any(triggers) else _NO_TRIGGERS,
+        tools=tuple([_tool(t) for t in tools]) if tools else (),
+        priority=priority,
+        hidden=hidden,
+        mtime_ns=mtime_ns,
+        size=size,
+        content_hash=content_hash,
+        diagnostics=[
+            Diagnostic(code, _SEVERITIES[sev], msg, path, line, col)
+            for code, sev, msg, line, col in diags
+        ] if diags else [],
+    )
+
+
+class MetadataCache:
+    """The cache of one discovery root.
+
+    Args:
+        root: The discovery root (its absolute path names the cache file).
+        directory: Where cache files live (default ``cache_dir()/discovery``).
+
+    Attributes:
+        hits, misses: Lookup counts since loading.
+        discarded: Why an existing cache file was thrown away ('' if it was not).
+    """
+
+    def __init__(
+        self, root: Path | str, directory: Path | None = None, validator: str = ""
+    ) -> None:
+        self.root = os.path.abspath(root)
+        self.validator = validator
+        self.validated: dict[str, tuple[DiagRow, ...]] = {}
+        self.seen_validated: dict[str, tuple[DiagRow, ...]] = {}
+        self.resources: dict[str, ResourceRow] = {}
+        self.seen_resources: dict[str, ResourceRow] = {}
+        self.directory = directory or cache_dir() / "discovery"
+        key = hashlib.sha1(self.root.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+        self.file = self.directory / f"{key}.cache"
+        self.entries: dict[str, Record] = {}
+        self.seen: dict[str, Record] = {}
+        self.dirty = False
+        self.hits = 0
+        self.misses = 0
+        self.discarded = ""
+
+    @classmethod
+    def load(
+        cls, root: Path | str, directory: Path | None = None, validator: str = ""
+    ) -> MetadataCache:
+        """Open the cache of ``root``, discarding a corrupt or foreign file.
+
+        Args:
+            root: The discovery root.
+            directory: Where cache files live.
+            validator: Identifies the validation code and profile; cached validation
+                results written under another value are dropped.
+        """
+        cache = cls(root, directory, validator)
+        try:
+            blob = cache.file.read_bytes()
+        except FileNotFoundError:
+            return cache
+        except OSError as exc:
+            cache.discarded = f"unreadable: {exc}"
+            return cache
+        cache.entries = cache._decode(blob)
+        return cache
+
+    def _decode(self, blob: bytes) -> dict[str, Record]:
+        if not blob.startswith(MAGIC):
+            self.discarded = "foreign file (bad magic)"
+            return {}
+        if not blob.startswith(_HEADER):
+            self.discarded = "other cache version"
+            return {}
+        digest = blob[len(_HEADER) : len(_HEADER) + _DIGEST]
+        payload = blob[len(_HEADER) + _DIGEST :]
+        if hashlib.blake2b(payload, digest_size=_DIGEST).digest() != digest:
+            self.discarded = "corrupt (checksum mismatch)"
+            return {}
+        try:
+            data = _SafeUnpickler(io.BytesIO(payload)).load()
+        except Exception as exc:  # any unpickling failure means: do not trust it
+            self.discarded = f"corrupt ({exc.__class__.__name__})"
+            return {}
+        if (
+            not isinstance(data, dict)
+            or data.get("root") != self.root
+            or not isinstance(data.get("entries"), dict)
+            or not isinstance(data.get("validated"), dict)
+            or not isinstance(data.get("resources"), dict)
+        ):
+            self.discarded = "foreign content"
+            return {}
+        if data.get("code") != code_fingerprint():
+            self.discarded = "written by other parser code"
+            return {}
+        entries: dict[str, Record] = data["entries"]
+        for value in entries.values():
+            if not isinstance(value, tuple) or len(value) != _RECORD_LEN:
+                self.discarded = "malformed entry"
+                return {}
+        if self.validator and data.get("validator") == self.validator:
+            self.validated = data["validated"]
+        self.resources = data["resources"]
+        return entries
+
+    def get(self, real: str, path: str, mtime_ns: int, size: int) -> Record | None:
+        """The entry for ``real`` if it is still fresh for ``path``, else None."""
+        record = self.entries.get(real)
+        if (
+            record is not None
+            and record[1] == mtime_ns
+            and record[2] == size
+            and record[0] == path
+            and mtime_ns < record[22] - RACY_NS
+        ):
+            self.hits += 1
+            self.seen[real] = record
+            return record
+        self.misses += 1
+        return None
+
+    def stale(self, real: str, path: str) -> Record | None:
+        """The entry for ``real`` found at ``path`` whatever its mtime and size, if any."""
+        record = self.entries.get(real)
+        return record if record is not None and record[0] == path else None
+
+    def refresh(self, real: str, record: Record, mtime_ns: int, size: int) -> Record:
+        """Keep ``record`` (same frontmatter hash) with the file's new mtime and size."""
+        fresh = (record[0], mtime_ns, size, *record[3:22], time.time_ns())
+        self.seen[real] = fresh
+        self.dirty = True
+        return fresh
+
+    def put(self, real: str, skill: Skill) -> None:
+        """Store the parse result of ``skill`` (found at its path, real path ``real``)."""
+        self.seen[real] = skill_to_record(skill, time.time_ns())
+        self.validated.pop(real, None)
+        self.dirty = True
+
+    def get_resources(self, real: str, dir_mtime_ns: int) -> tuple[tuple[str, ...], bool] | None:
+        """Cached resource listing of the skill ``real`` if its folder mtime is unchanged."""
+        row = self.resources.get(real)
+        if row is None or row[0] != dir_mtime_ns:
+            return None
+        self.seen_resources[real] = row
+        return row[1], row[2]
+
+    def put_resources(
+        self, real: str, dir_mtime_ns: int, listing: tuple[tuple[str, ...], bool]
+    ) -> None:
+        """Remember the resource listing of a folder (only call for folders without subfolders)."""
+        self.seen_resources[real] = (dir_mtime_ns, listing[0], listing[1])
+        self.dirty = True
+
+    def get_validated(self, real: str) -> tuple[DiagRow, ...] | None:
+        """Cached validation result of a fresh entry (call after a :meth:`get` hit)."""
+        rows = self.validated.get(real)
+        if rows is not None:
+            self.seen_validated[real] = rows
+        return rows
+
+    def put_validated(self, real: str, diagnostics: list[Diagnostic]) -> None:
+        """Remember the validation result of the entry ``real``."""
+        if self.validator:
+            self.seen_validated[real] = diagnostics_to_rows(diagnostics)
+            self.dirty = True
+
+    def save(self) -> bool:
+        """Write the entries seen since loading, if anything changed. Never raises.
+
+        Returns:
+            True when a file was written.
+        """
+        if not self.dirty and len(self.seen) == len(self.entries):
+            return False
+        data = {
+            "root": self.root,
+            "code": code_fingerprint(),
+            "entries": self.seen,
+            "validator": self.validator,
+            "validated": self.seen_validated,
+            "resources": self.seen_resources,
+        }
+        try:
+            payload = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
+            digest = hashlib.blake2b(payload, digest_size=_DIGEST).digest()
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".cache", dir=self.directory)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(_HEADER)
+                    handle.write(digest)
+                    handle.write(payload)
+                os.replace(tmp, self.file)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except (OSError, pickle.PicklingError, TypeError, ValueError, RecursionError):
+            return False
+        self.entries = dict(self.seen)
+        self.validated = dict(self.seen_validated)
+        self.resources = dict(self.seen_resources)
+        self.dirty = False
+        return True
+
+    def clear(self) -> None:
+        """Delete the cache file of this root."""
+        with contextlib.suppress(OSError):
+            self.file.unlink()
+        self.entries = {}
+        self.seen = {}
+        self.validated = {}
+        self.seen_validated = {}
+        self.resources = {}
+        self.seen_resources = {}
+
+
+def clear_all(directory: Path | None = None) -> int:
+    """Delete every discovery cache file; returns how many were removed."""
+    folder = directory or cache_dir() / "discovery"
+    count = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if entry.name.endswith(".cache"):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    count += 1
+    return count

@@ -1,0 +1,334 @@
+"""The lint rule catalogue: stable ``SL`` codes with a bad and a good example each.
+
+Codes are grouped like ruff's: ``SL0xx`` frontmatter and description, ``SL1xx`` body and
+referenced files, ``SL2xx`` cross-skill (catalog) rules, ``SL3xx`` security smells. A
+prefix such as ``SL0`` or ``SL3`` selects a whole group.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from skilldeck.core.model import Severity
+
+#: Claude Code documents that the combined ``description`` + ``when_to_use`` text is cut at
+#: 1,536 characters in its skill listing.
+LISTING_MAX_CHARS = 1536
+#: Compact listings (and Skilldeck's own budgeted listing, which shortens descriptions first)
+#: keep roughly the first 250 characters; earlier Claude Code versions truncated there.
+LISTING_FRONT_CHARS = 250
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One lint rule.
+
+    Attributes:
+        code: Stable code such as ``SL001``.
+        name: Short kebab-case name.
+        severity: Severity of its findings.
+        summary: What it finds and why it matters.
+        bad_example: A snippet that triggers it.
+        good_example: The same snippet fixed.
+    """
+
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    bad_example: str
+    good_example: str
+
+
+W, E, INFO = Severity.WARNING, Severity.ERROR, Severity.INFO
+
+_ALL = (
+    Rule(
+        "SL000",
+        "internal-error",
+        E,
+        "A lint rule crashed on this skill: a bug in Skilldeck, reported instead of a "
+        "traceback so the other rules still run.",
+        "(any skill that makes a rule crash)",
+        "(please report it with the SKILL.md)",
+    ),
+    Rule(
+        "SL001",
+        "description-too-short",
+        W,
+        "Description shorter than 40 characters (configurable): too little for a model to "
+        "match requests against.",
+        "description: Formats code.",
+        "description: Formats Python code with ruff and fixes imports. Use when the user asks "
+        "to format or tidy Python files.",
+    ),
+    Rule(
+        "SL002",
+        "description-vague",
+        W,
+        "Description made only of generic words ('helps with stuff', 'utility', 'various "
+        "tasks'): it says nothing a model can match.",
+        "description: A helpful utility skill that helps with various things and stuff.",
+        "description: Converts CSV exports to Parquet with a typed schema. Use when the user "
+        "has CSV files to load into a warehouse.",
+    ),
+    Rule(
+        "SL003",
+        "description-no-use-when",
+        W,
+        "Description without a 'Use when …' style cue saying when to load the skill; "
+        "models pick skills by that cue.",
+        "description: Generates release notes from git history.",
+        "description: Generates release notes from git history. Use when the user is "
+        "preparing a release or asks what changed since a tag.",
+    ),
+    Rule(
+        "SL004",
+        "description-over-listing-cap",
+        W,
+        f"description + when_to_use longer than {LISTING_MAX_CHARS} characters, the cap "
+        "Claude Code documents for one skill listing entry: the rest is cut.",
+        "description: <1,600 characters of detailed instructions>",
+        "description: <one or two sentences; move details into the body>",
+    ),
+    Rule(
+        "SL005",
+        "description-not-front-loaded",
+        INFO,
+        f"Description longer than {LISTING_FRONT_CHARS} characters (configurable): budgeted "
+        "listings shorten descriptions first, so put the key use case in the first sentence.",
+        "description: This skill is a comprehensive toolkit that … (400 characters) … use "
+        "when deploying.",
+        "description: Deploys the app to staging with blue/green checks. Use when the user "
+        "asks to deploy or roll back staging.",
+    ),
+    Rule(
+        "SL006",
+        "xml-tags",
+        W,
+        "XML-like tags (<tag>) in the name or description: hosts wrap skills in XML and may "
+        "read them as markup.",
+        "description: Use when <example>the user asks for a report</example>.",
+        "description: Builds weekly reports. Use when the user asks for a report.",
+    ),
+    Rule(
+        "SL007",
+        "reserved-word",
+        W,
+        "The name contains a reserved word ('anthropic', 'claude'), which Anthropic's "
+        "platform rejects in skill names.",
+        "name: claude-helper",
+        "name: changelog-helper",
+    ),
+    Rule(
+        "SL008",
+        "name-folder-mismatch",
+        W,
+        "The name differs from the skill folder name; the spec requires them equal and "
+        "Claude Code names slash commands after the folder.",
+        "pdf-tools/SKILL.md with name: pdf",
+        "pdf-tools/SKILL.md with name: pdf-tools",
+    ),
+    Rule(
+        "SL009",
+        "allowed-tools-commas",
+        W,
+        "allowed-tools written with commas; the Agent Skills spec wants a space-separated "
+        "string (commas inside Tool(...) patterns are fine).",
+        "allowed-tools: Read, Grep, Bash(git:*)",
+        "allowed-tools: Read Grep Bash(git:*)",
+    ),
+    Rule(
+        "SL010",
+        "invalid-trigger-regex",
+        E,
+        "A triggers.patterns entry that Python's re module cannot compile; the trigger never "
+        "fires.",
+        "triggers:\n  patterns: ['deploy (staging']",
+        "triggers:\n  patterns: ['deploy (staging|prod)']",
+    ),
+    Rule(
+        "SL101",
+        "body-too-many-lines",
+        W,
+        "Body over 500 lines (configurable): move detail into references/ files loaded on demand.",
+        "SKILL.md with a 900-line body",
+        "SKILL.md under 500 lines linking to references/details.md",
+    ),
+    Rule(
+        "SL102",
+        "body-too-many-tokens",
+        W,
+        "Body over about 5,000 tokens (configurable; estimated, chars/4 or words*1.3): it is "
+        "truncated by loaders with a token cap.",
+        "a 30 KB SKILL.md body",
+        "a short body plus references/*.md files",
+    ),
+    Rule(
+        "SL103",
+        "broken-link",
+        W,
+        "A relative markdown link [text](path) whose target does not exist in the skill folder.",
+        "See [the guide](references/guide.md) (file missing)",
+        "See [the guide](references/guide.md) (file present)",
+    ),
+    Rule(
+        "SL104",
+        "missing-referenced-file",
+        W,
+        "A backticked path such as `scripts/run.py` or `references/api.md` that does not "
+        "exist relative to the skill folder.",
+        "Run `scripts/fetch.py` (no such file)",
+        "Run `scripts/fetch.py` (file shipped with the skill)",
+    ),
+    Rule(
+        "SL105",
+        "machine-specific-path",
+        W,
+        "An absolute, machine-specific path (/Users/…, /home/…, C:\\…): it breaks on every "
+        "other machine; use paths relative to the skill folder.",
+        "python /Users/alice/skills/pdf/scripts/fill.py",
+        "python scripts/fill.py",
+    ),
+    Rule(
+        "SL201",
+        "shadowed-duplicate",
+        W,
+        "Another skill with the same name and higher precedence wins; this copy is never used.",
+        "~/.claude/skills/pdf and .claude/skills/pdf both named pdf",
+        "one skill named pdf, or distinct names",
+    ),
+    Rule(
+        "SL202",
+        "description-overlap",
+        W,
+        "Description so similar to another skill's (word-set Jaccard >= 0.8, configurable) "
+        "that matching cannot tell them apart.",
+        "two skills: 'Reviews pull requests for bugs. Use when reviewing PRs.'",
+        "say what is different: 'Reviews Python PRs for typing bugs. Use when …'",
+    ),
+    Rule(
+        "SL301",
+        "invisible-unicode",
+        E,
+        "Invisible or bidirectional-control characters (U+200B-U+200F, U+202A-U+202E, "
+        "U+2066-U+2069, U+FEFF inside text) that can hide instructions from reviewers.",
+        "description: Formats code\u200b. Use when …  (zero-width space)",
+        "description: Formats code. Use when …",
+    ),
+    Rule(
+        "SL302",
+        "pipe-to-shell",
+        W,
+        "Downloads piped straight into a shell (curl … | sh, wget … | bash, sh -c "
+        '"$(curl …)"): the skill runs code nobody reviewed.',
+        "curl -fsSL https://example.com/install.sh | bash",
+        "download, verify a checksum, then run the pinned script",
+    ),
+    Rule(
+        "SL303",
+        "symlink-escape",
+        E,
+        "A symlink inside the skill folder that resolves outside it: loading a resource "
+        "could read any file on the machine.",
+        "references/keys -> /home/alice/.ssh",
+        "real files inside the skill folder",
+    ),
+)
+
+RULES: dict[str, Rule] = {r.code: r for r in _ALL}
+
+
+def rules_reference(fmt: str = "text") -> str:
+    """Document every lint rule (and the validation codes) with bad and good examples.
+
+    Args:
+        fmt: ``text``, ``markdown`` or ``json``.
+
+    Returns:
+        The reference as one string.
+
+    Raises:
+        SkilldeckError: INVALID_PARAM for an unknown format.
+    """
+    from skilldeck.core.errors import ErrorCode, SkilldeckError
+    from skilldeck.core.validate import CHECKS, PROFILES
+
+    if fmt == "json":
+        data = {
+            "rules": [{**asdict(r), "severity": r.severity.value} for r in RULES.values()],
+            "validation": [
+                {
+                    "code": c.code,
+                    "name": c.name,
+                    "summary": c.summary,
+                    "severity": {
+                        p: (s.value if s else None)
+                        for p, s in zip(PROFILES, c.severities, strict=True)
+                    },
+                }
+                for c in CHECKS.values()
+            ],
+        }
+        return json.dumps(data, indent=2, ensure_ascii=False)
+    if fmt == "markdown":
+        out = ["# Skilldeck lint rules", ""]
+        out.append(
+            "Select or ignore by code or prefix (`SL0`, `SL3`, `ALL`), like ruff, with "
+            "`--select`/`--ignore` or `select`/`ignore` in `[tool.skilldeck.lint]` "
+            "(pyproject.toml) or `.skilldeck.toml`. One skill can silence rules for itself "
+            'with `metadata: {skilldeck-lint-ignore: "SL104 SL005"}`.'
+        )
+        out.append("")
+        for r in RULES.values():
+            out += [
+                f"## {r.code} `{r.name}` ({r.severity.value})",
+                "",
+                r.summary,
+                "",
+                "Bad:",
+                "",
+                "```",
+                r.bad_example,
+                "```",
+                "",
+                "Good:",
+                "",
+                "```",
+                r.good_example,
+                "```",
+                "",
+            ]
+        out += [
+            "# Validation codes",
+            "",
+            "| code | name | " + " | ".join(PROFILES) + " | meaning |",
+        ]
+        out.append("|" + "---|" * (len(PROFILES) + 3))
+        for c in CHECKS.values():
+            sev = " | ".join(s.value if s else "-" for s in c.severities)
+            out.append(f"| {c.code} | {c.name} | {sev} | {c.summary} |")
+        return "\n".join(out) + "\n"
+    if fmt != "text":
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"unknown rules format {fmt!r}; choose text, markdown or json",
+        )
+    out = [
+        "Select or ignore rules by code or prefix (SL0, SL3, ALL) with --select/--ignore or in",
+        "[tool.skilldeck.lint] (pyproject.toml) / .skilldeck.toml; one skill silences rules",
+        'for itself with metadata: {skilldeck-lint-ignore: "SL104 SL005"}.',
+        "",
+    ]
+    for r in RULES.values():
+        out.append(f"{r.code}  {r.name}  [{r.severity.value}]")
+        out.append(f"    {r.summary}")
+        out.append("    bad:  " + r.bad_example.replace("\n", "\n          "))
+        out.append("    good: " + r.good_example.replace("\n", "\n          "))
+        out.append("")
+    out.append("Validation codes (severity per profile: " + ", ".join(PROFILES) + ")")
+    for c in CHECKS.values():
+        sev = "/".join(s.value if s else "-" for s in c.severities)
+        out.append(f"{c.code}  {c.name}  [{sev}]  {c.summary}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,509 @@
+"""SQLite backend of the session store (the embedded default).
+
+One file shared by every process (the TUI, the CLI, MCP servers): WAL journal, a busy
+timeout, and ``BEGIN IMMEDIATE`` around every change so writers queue instead of failing.
+A file that is not a SQLite database (or is damaged) is reported as a
+:class:`~skilldeck.core.errors.SkilldeckError` and never modified, moved or deleted.
+
+Schema (``PRAGMA user_version`` = 1)::
+
+    sessions(id TEXT PK, created REAL, mode TEXT, label TEXT, created_by TEXT, ended REAL)
+    session_skills(session_id, name, allowed_tools JSON, arguments, actor, activated;
+                   PK(session_id, name))
+    session_tools(session_id, tool, state 'approved'|'denied', actor, time; PK(session_id, tool))
+    pending(session_id, tool, actor, requested; PK(session_id, tool))
+    audit(id INTEGER PK AUTOINCREMENT, time REAL, session_id, actor, action, subject,
+          detail JSON)
+    meta(key TEXT PK, value TEXT)
+
+``audit`` is append-only: a trigger aborts any UPDATE, and any DELETE except of rows older
+than the cutoff that :meth:`SqliteBackend.prune` records in ``meta`` inside its own
+transaction. Deleting a session cascades to its skills, tools and pending rows, not audit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.sessions.model import (
+    ActiveSkill,
+    AuditEntry,
+    PruneResult,
+    Session,
+    tool_matches,
+)
+
+SCHEMA_VERSION = 1
+SQLITE_MAGIC = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 15_000
+_RETRIES = 8
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    created REAL NOT NULL,
+    mode TEXT NOT NULL,
+    label TEXT NOT NULL DEFAULT '',
+    created_by TEXT NOT NULL DEFAULT '',
+    ended REAL
+);
+CREATE TABLE IF NOT EXISTS session_skills (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    allowed_tools TEXT NOT NULL DEFAULT '[]',
+    arguments TEXT NOT NULL DEFAULT '',
+    actor TEXT NOT NULL DEFAULT '',
+    activated REAL NOT NULL,
+    PRIMARY KEY (session_id, name)
+);
+CREATE TABLE IF NOT EXISTS session_tools (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    tool TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('approved', 'denied')),
+    actor TEXT NOT NULL DEFAULT '',
+    time REAL NOT NULL,
+    PRIMARY KEY (session_id, tool)
+);
+CREATE TABLE IF NOT EXISTS pending (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    tool TEXT NOT NULL,
+    actor TEXT NOT NULL DEFAULT '',
+    requested REAL NOT NULL,
+    PRIMARY KEY (session_id, tool)
+);
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    time REAL NOT NULL,
+    session_id TEXT,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    subject TEXT NOT NULL DEFAULT '',
+    detail TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS audit_by_session ON audit (session_id, id);
+CREATE INDEX IF NOT EXISTS audit_by_time ON audit (time);
+CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
+BEGIN
+    SELECT RAISE(ABORT, 'audit log is append-only');
+END;
+CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
+WHEN NOT EXISTS (
+    SELECT 1 FROM meta WHERE key = 'audit_prune_before' AND OLD.time < CAST(value AS REAL)
+)
+BEGIN
+    SELECT RAISE(ABORT, 'audit log is append-only (only retention pruning deletes)');
+END;
+"""
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script into statements (``executescript`` would commit the transaction)."""
+    found: list[str] = []
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            found.append(buffer.strip())
+            buffer = ""
+    return found
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+class SqliteBackend:
+    """:class:`~skilldeck.core.sessions.backend.SessionBackend` over one SQLite file.
+
+    Args:
+        path: The database file (created with its folder when missing).
+
+    Raises:
+        SkilldeckError: EXECUTION_ERROR when the file is not a usable sessions database.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self._check_header()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SkilldeckError(ErrorCode.EXECUTION_ERROR,
+                                 f"cannot create {path.parent}: {exc}", path=str(path)) from exc
+        try:
+            self._conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
+                                         isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise self._corrupt(exc) from exc
+        try:
+            self._setup()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise self._corrupt(exc) from exc
+
+    def _check_header(self) -> None:
+        try:
+            with self.path.open("rb") as handle:
+                head = handle.read(len(SQLITE_MAGIC))
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise SkilldeckError(ErrorCode.EXECUTION_ERROR,
+                                 f"cannot read sessions database {self.path}: {exc}",
+                                 path=str(self.path), diagnostic="SS002") from exc
+        if head and head != SQLITE_MAGIC:
+            raise self._corrupt("file is not a database")
+
+    def _corrupt(self, exc: object) -> SkilldeckError:
+        text = str(exc).lower()
+        if "unable to open" in text or "readonly" in text or "read-only" in text:
+            return SkilldeckError(
+                ErrorCode.EXECUTION_ERROR,
+                f"cannot open sessions database {self.path} for writing ({exc})",
+                path=str(self.path), diagnostic="SS002",
+            )
+        return SkilldeckError(
+            ErrorCode.EXECUTION_ERROR,
+            f"sessions database {self.path} is unreadable or damaged ({exc}); it was left "
+            "untouched: move it aside to start a new one",
+            path=str(self.path), diagnostic="SS001",
+        )
+
+    def _setup(self) -> None:
+        conn = self._conn
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise SkilldeckError(
+                ErrorCode.EXECUTION_ERROR,
+                f"sessions database {self.path} has schema {version}, newer than this "
+                f"skilldeck understands ({SCHEMA_VERSION})",
+                path=str(self.path), diagnostic="SS003",
+            )
+        self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if version < SCHEMA_VERSION:
+            def create() -> None:
+                with self._tx() as cur:
+                    if int(cur.execute("PRAGMA user_version").fetchone()[0]) < SCHEMA_VERSION:
+                        for statement in _statements(_SCHEMA):
+                            cur.execute(statement)
+                        cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+            self._retry(create)
+
+    def _retry(self, action: Callable[[], T]) -> T:
+        delay = 0.01
+        for attempt in range(_RETRIES):
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or attempt == _RETRIES - 1:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+        raise AssertionError("unreachable")
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[sqlite3.Cursor]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on error)."""
+        cur = self._conn.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
+
+    def _write(self, action: Callable[[sqlite3.Cursor], T]) -> T:
+        def run() -> T:
+            with self._tx() as cur:
+                return action(cur)
+
+        return self._guard(lambda: self._retry(run))
+
+    def _read(self, action: Callable[[sqlite3.Cursor], T]) -> T:
+        def run() -> T:
+            cur = self._conn.cursor()
+            cur.execute("BEGIN")
+            try:
+                return action(cur)
+            finally:
+                cur.execute("COMMIT")
+
+        return self._guard(lambda: self._retry(run))
+
+    def _guard(self, action: Callable[[], T]) -> T:
+        with self._lock:
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                if _is_busy(exc):
+                    raise SkilldeckError(
+                        ErrorCode.EXECUTION_ERROR,
+                        f"sessions database {self.path} stayed busy: {exc}",
+                        path=str(self.path), diagnostic="SS004",
+                    ) from exc
+                raise self._corrupt(exc) from exc
+            except sqlite3.DatabaseError as exc:
+                raise self._corrupt(exc) from exc
+
+    @staticmethod
+    def _audit(cur: sqlite3.Cursor, session_id: str | None, actor: str, action: str,
+               subject: str, detail: dict[str, Any], now: float) -> int:
+        cur.execute(
+            "INSERT INTO audit (time, session_id, actor, action, subject, detail) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (now, session_id, actor, action, subject,
+             json.dumps(detail, ensure_ascii=False, sort_keys=True, default=str)),
+        )
+        return int(cur.lastrowid or 0)
+
+    @staticmethod
+    def _exists(cur: sqlite3.Cursor, session_id: str) -> bool:
+        row = cur.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return row is not None
+
+    # --- SessionBackend -------------------------------------------------------------------
+
+    def create_session(self, session_id: str, mode: str, label: str, actor: str,
+                       now: float) -> Session:
+        """Insert a new session (audit action ``create``)."""
+        def action(cur: sqlite3.Cursor) -> None:
+            cur.execute(
+                "INSERT INTO sessions (id, created, mode, label, created_by) VALUES (?,?,?,?,?)",
+                (session_id, now, mode, label, actor),
+            )
+            self._audit(cur, session_id, actor, "create", session_id,
+                        {"mode": mode, "label": label}, now)
+
+        self._write(action)
+        return Session(id=session_id, created=now, mode=mode, label=label, created_by=actor)
+
+    def get_session(self, session_id: str) -> Session | None:
+        """Snapshot of one session, or None."""
+        def action(cur: sqlite3.Cursor) -> Session | None:
+            row = cur.execute(
+                "SELECT id, created, mode, label, created_by, ended FROM sessions WHERE id = ?",
+                (session_id,),
+            ).fetchone()
+            return self._load(cur, row) if row else None
+
+        return self._read(action)
+
+    def list_sessions(self, include_ended: bool) -> list[Session]:
+        """Snapshots, newest first."""
+        where = "" if include_ended else "WHERE ended IS NULL"
+
+        def action(cur: sqlite3.Cursor) -> list[Session]:
+            rows = cur.execute(
+                "SELECT id, created, mode, label, created_by, ended FROM sessions "
+                f"{where} ORDER BY created DESC, id"
+            ).fetchall()
+            return [self._load(cur, row) for row in rows]
+
+        return self._read(action)
+
+    @staticmethod
+    def _load(cur: sqlite3.Cursor, row: tuple[Any, ...]) -> Session:
+        session = Session(id=row[0], created=row[1], mode=row[2], label=row[3],
+                          created_by=row[4], ended=row[5])
+        for name, tools, arguments, actor, activated in cur.execute(
+            "SELECT name, allowed_tools, arguments, actor, activated FROM session_skills "
+            "WHERE session_id = ? ORDER BY activated, name", (session.id,)
+        ):
+            try:
+                parsed = json.loads(tools)
+            except ValueError:
+                parsed = []
+            allowed = tuple(str(t) for t in parsed) if isinstance(parsed, list) else ()
+            session.skills.append(ActiveSkill(name, allowed, arguments, actor, activated))
+        for tool, state in cur.execute(
+            "SELECT tool, state FROM session_tools WHERE session_id = ? ORDER BY time, tool",
+            (session.id,),
+        ):
+            (session.approved if state == "approved" else session.denied).append(tool)
+        session.pending = [r[0] for r in cur.execute(
+            "SELECT tool FROM pending WHERE session_id = ? ORDER BY requested, tool",
+            (session.id,),
+        )]
+        return session
+
+    def activate_skill(self, session_id: str, name: str, allowed_tools: list[str],
+                       arguments: str, actor: str, now: float) -> bool:
+        """Add or refresh an active skill (audit ``activate``); pending requests its
+        allowed tools cover are resolved."""
+        def action(cur: sqlite3.Cursor) -> bool:
+            if not self._exists(cur, session_id):
+                return False
+            cur.execute(
+                "INSERT INTO session_skills (session_id, name, allowed_tools, arguments, actor,"
+                " activated) VALUES (?,?,?,?,?,?) ON CONFLICT (session_id, name) DO UPDATE SET"
+                " allowed_tools = excluded.allowed_tools, arguments = excluded.arguments,"
+                " actor = excluded.actor, activated = excluded.activated",
+                (session_id, name, json.dumps(allowed_tools), arguments, actor, now),
+            )
+            waiting = [r[0] for r in cur.execute(
+                "SELECT tool FROM pending WHERE session_id = ?", (session_id,))]
+            covered = [t for t in waiting if any(tool_matches(a, t) for a in allowed_tools)]
+            for tool in covered:
+                cur.execute("DELETE FROM pending WHERE session_id = ? AND tool = ?",
+                            (session_id, tool))
+            self._audit(cur, session_id, actor, "activate", name,
+                        {"allowed_tools": allowed_tools, "arguments": arguments,
+                         "resolved": covered}, now)
+            return True
+
+        return self._write(action)
+
+    def set_tool_state(self, session_id: str, tool: str, state: str | None, actor: str,
+                       now: float) -> bool:
+        """Mark ``tool`` approved/denied (None: forget), dropping it from pending."""
+        def action(cur: sqlite3.Cursor) -> bool:
+            if not self._exists(cur, session_id):
+                return False
+            if state is None:
+                cur.execute("DELETE FROM session_tools WHERE session_id = ? AND tool = ?",
+                            (session_id, tool))
+            else:
+                cur.execute(
+                    "INSERT INTO session_tools (session_id, tool, state, actor, time) "
+                    "VALUES (?,?,?,?,?) ON CONFLICT (session_id, tool) DO UPDATE SET "
+                    "state = excluded.state, actor = excluded.actor, time = excluded.time",
+                    (session_id, tool, state, actor, now),
+                )
+            waiting = [r[0] for r in cur.execute(
+                "SELECT tool FROM pending WHERE session_id = ?", (session_id,))]
+            covered = [t for t in waiting if t == tool or tool_matches(tool, t)]
+            dropped = sum(
+                cur.execute("DELETE FROM pending WHERE session_id = ? AND tool = ?",
+                            (session_id, t)).rowcount
+                for t in (covered if state is not None else [tool])
+            )
+            verb = {"approved": "approve", "denied": "deny", None: "revoke"}[state]
+            self._audit(cur, session_id, actor, verb, tool,
+                        {"was_pending": dropped > 0, "resolved": dropped}, now)
+            return True
+
+        return self._write(action)
+
+    def set_mode(self, session_id: str, mode: str, actor: str, now: float) -> bool:
+        """Change the policy mode (audit ``mode``)."""
+        def action(cur: sqlite3.Cursor) -> bool:
+            row = cur.execute("SELECT mode FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                return False
+            cur.execute("UPDATE sessions SET mode = ? WHERE id = ?", (mode, session_id))
+            self._audit(cur, session_id, actor, "mode", mode, {"previous": row[0]}, now)
+            return True
+
+        return self._write(action)
+
+    def add_pending(self, session_id: str, tool: str, actor: str, now: float) -> bool:
+        """Queue an approval request; True when it was not already pending."""
+        def action(cur: sqlite3.Cursor) -> bool:
+            if not self._exists(cur, session_id):
+                return False
+            added = cur.execute(
+                "INSERT OR IGNORE INTO pending (session_id, tool, actor, requested) "
+                "VALUES (?,?,?,?)", (session_id, tool, actor, now),
+            ).rowcount
+            if added:
+                self._audit(cur, session_id, actor, "request", tool, {}, now)
+            return bool(added)
+
+        return self._write(action)
+
+    def end_session(self, session_id: str, actor: str, now: float) -> bool:
+        """Mark the session ended (audit ``end``); ending twice keeps the first time."""
+        def action(cur: sqlite3.Cursor) -> bool:
+            row = cur.execute("SELECT ended FROM sessions WHERE id = ?",
+                              (session_id,)).fetchone()
+            if row is None:
+                return False
+            if row[0] is None:
+                cur.execute("UPDATE sessions SET ended = ? WHERE id = ?", (now, session_id))
+                cur.execute("DELETE FROM pending WHERE session_id = ?", (session_id,))
+                self._audit(cur, session_id, actor, "end", session_id, {}, now)
+            return True
+
+        return self._write(action)
+
+    def append_audit(self, session_id: str | None, actor: str, action: str, subject: str,
+                     detail: dict[str, Any], now: float) -> int:
+        """Append one audit row without another change; return its id."""
+        return self._write(lambda cur: self._audit(cur, session_id, actor, action, subject,
+                                                   detail, now))
+
+    def prune(self, ended_before: float, audit_before: float, actor: str,
+              now: float) -> PruneResult:
+        """Delete old ended sessions and audit rows older than the retention."""
+        def action(cur: sqlite3.Cursor) -> PruneResult:
+            sessions = cur.execute(
+                "DELETE FROM sessions WHERE ended IS NOT NULL AND ended < ?", (ended_before,)
+            ).rowcount
+            cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES "
+                        "('audit_prune_before', ?)", (repr(audit_before),))
+            audit = cur.execute("DELETE FROM audit WHERE time < ?", (audit_before,)).rowcount
+            cur.execute("DELETE FROM meta WHERE key = 'audit_prune_before'")
+            result = PruneResult(sessions=sessions, audit=audit)
+            self._audit(cur, None, actor, "prune", "", {
+                **result.to_dict(), "ended_before": ended_before, "audit_before": audit_before,
+            }, now)
+            return result
+
+        return self._write(action)
+
+    def audit(self, session_id: str | None, since_id: int, limit: int | None
+              ) -> list[AuditEntry]:
+        """Audit rows with id > ``since_id``, oldest first."""
+        sql = "SELECT id, time, session_id, actor, action, subject, detail FROM audit WHERE id > ?"
+        params: list[Any] = [since_id]
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            params.append(session_id)
+        sql += " ORDER BY id"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+
+        def action(cur: sqlite3.Cursor) -> list[AuditEntry]:
+            entries = []
+            for row in cur.execute(sql, params):
+                try:
+                    detail = json.loads(row[6])
+                except ValueError:
+                    detail = {"raw": row[6]}
+                entries.append(AuditEntry(row[0], row[1], row[2], row[3], row[4], row[5],
+                                          detail if isinstance(detail, dict) else {}))
+            return entries
+
+        return self._read(action)
+
+    def last_audit_id(self) -> int:
+        """Highest audit id (0 when empty)."""
+        def action(cur: sqlite3.Cursor) -> int:
+            row = cur.execute("SELECT MAX(id) FROM audit").fetchone()
+            return int(row[0] or 0)
+
+        return self._read(action)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()

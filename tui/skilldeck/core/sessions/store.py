@@ -1,0 +1,237 @@
+"""Sessions and their tool policy: the state the TUI edits and the MCP server enforces.
+
+Policy of :meth:`SessionStore.check` (first rule that applies wins):
+
+1. unknown or ended session -> not allowed, reason ``no_session``;
+2. a matching denial -> not allowed, ``denied`` (deny wins over everything);
+3. a matching approval -> allowed, ``approved``;
+4. a matching entry of an active skill's ``allowed-tools`` -> allowed, ``skill_allowlist``;
+5. otherwise by mode: ``permissive`` -> allowed, ``permissive`` (a warning is logged and
+   audited); ``strict`` -> not allowed, ``not_in_allowlist``; ``approval`` -> not allowed,
+   ``requires_approval`` true, ``not_in_allowlist``, and the tool joins the pending queue.
+
+Matching is described in :mod:`skilldeck.core.sessions.model`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from skilldeck.core.config import Settings, load_settings
+from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.sessions.backend import SessionBackend
+from skilldeck.core.sessions.model import (
+    MODES,
+    AuditEntry,
+    Decision,
+    PruneResult,
+    Session,
+    first_match,
+)
+from skilldeck.core.sessions.sqlite import SqliteBackend
+from skilldeck.core.telemetry import Telemetry
+
+log = logging.getLogger(__name__)
+DAY = 86_400.0
+
+
+def _clean_tool(tool: str) -> str:
+    name = " ".join(str(tool).split())
+    if not name:
+        raise SkilldeckError(ErrorCode.INVALID_PARAM, "tool name is empty")
+    return name
+
+
+def check_mode(mode: str) -> str:
+    """``mode`` if it is a policy mode, else SkilldeckError INVALID_PARAM."""
+    if mode not in MODES:
+        raise SkilldeckError(ErrorCode.INVALID_PARAM,
+                             f"unknown session mode {mode!r} (choose from {', '.join(MODES)})")
+    return mode
+
+
+class SessionStore:
+    """Sessions, approvals and the audit log, shared by every process.
+
+    Args:
+        path: SQLite file; default ``settings.sessions_db`` (``SKILLDECK_HOME/sessions.db``).
+        settings: Settings (default mode, retention, telemetry); loaded when omitted.
+        backend: Another storage (e.g. PostgreSQL); overrides ``path``.
+        telemetry: Telemetry writer; default from ``settings``.
+
+    Raises:
+        SkilldeckError: EXECUTION_ERROR when the database is damaged (diagnostic SS001).
+    """
+
+    def __init__(self, path: Path | None = None, *, settings: Settings | None = None,
+                 backend: SessionBackend | None = None,
+                 telemetry: Telemetry | None = None) -> None:
+        self.settings = settings or load_settings()
+        self.path = path or self.settings.sessions_db
+        self.backend: SessionBackend = backend or SqliteBackend(self.path)
+        self._own_telemetry = telemetry is None
+        self.telemetry = telemetry or Telemetry.from_settings(self.settings)
+
+    def close(self) -> None:
+        """Release the database connection (and the telemetry file it opened)."""
+        self.backend.close()
+        if self._own_telemetry:
+            self.telemetry.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def create(self, mode: str | None = None, actor: str = "operator",
+               label: str = "") -> Session:
+        """Start a session (mode defaults to ``settings.session_mode``)."""
+        chosen = check_mode(mode or self.settings.session_mode)
+        return self.backend.create_session(secrets.token_hex(6), chosen, label, actor,
+                                           time.time())
+
+    def find(self, session_id: str) -> Session | None:
+        """The session, or None."""
+        return self.backend.get_session(session_id)
+
+    def get(self, session_id: str) -> Session:
+        """The session; SkilldeckError NOT_FOUND when unknown."""
+        session = self.backend.get_session(session_id)
+        if session is None:
+            raise self._unknown(session_id)
+        return session
+
+    @staticmethod
+    def _unknown(session_id: str) -> SkilldeckError:
+        return SkilldeckError(ErrorCode.NOT_FOUND, f"no session with id {session_id!r}",
+                              session=session_id)
+
+    def list(self, include_ended: bool = False) -> builtins.list[Session]:
+        """Sessions, newest first."""
+        return self.backend.list_sessions(include_ended)
+
+    def _require(self, ok: bool, session_id: str) -> None:
+        if not ok:
+            raise self._unknown(session_id)
+
+    def activate_skill(self, session_id: str, name: str,
+                       allowed_tools: builtins.list[str] | tuple[str, ...] = (),
+                       actor: str = "agent", arguments: str = "") -> Session:
+        """Mark a skill active; its ``allowed-tools`` join the session's allowlist."""
+        tools = [_clean_tool(t) for t in allowed_tools if str(t).strip()]
+        self._require(self.backend.activate_skill(session_id, name, tools, arguments, actor,
+                                                  time.time()), session_id)
+        return self.get(session_id)
+
+    def approve(self, session_id: str, tool: str, actor: str = "operator") -> Session:
+        """Approve a tool for the session (replaces a denial, clears it from pending)."""
+        self._require(self.backend.set_tool_state(session_id, _clean_tool(tool), "approved",
+                                                  actor, time.time()), session_id)
+        return self.get(session_id)
+
+    def deny(self, session_id: str, tool: str, actor: str = "operator") -> Session:
+        """Deny a tool for the session; a denial wins over approvals and allowlists."""
+        self._require(self.backend.set_tool_state(session_id, _clean_tool(tool), "denied",
+                                                  actor, time.time()), session_id)
+        return self.get(session_id)
+
+    def revoke(self, session_id: str, tool: str, actor: str = "operator") -> Session:
+        """Forget an approval or denial of ``tool``."""
+        self._require(self.backend.set_tool_state(session_id, _clean_tool(tool), None,
+                                                  actor, time.time()), session_id)
+        return self.get(session_id)
+
+    def set_mode(self, session_id: str, mode: str, actor: str = "operator") -> Session:
+        """Change the session's policy mode."""
+        self._require(self.backend.set_mode(session_id, check_mode(mode), actor, time.time()),
+                      session_id)
+        return self.get(session_id)
+
+    def pending(self, session_id: str) -> builtins.list[str]:
+        """Tools waiting for an operator's decision, oldest first."""
+        return self.get(session_id).pending
+
+    def end(self, session_id: str, actor: str = "operator") -> Session:
+        """End the session: checks answer ``no_session`` from now on."""
+        self._require(self.backend.end_session(session_id, actor, time.time()), session_id)
+        return self.get(session_id)
+
+    def decide(self, session: Session | None, tool: str) -> Decision:
+        """The policy decision for ``tool`` in a snapshot, without side effects."""
+        if session is None or not session.is_open:
+            return Decision(False, False, "no_session")
+        denied = first_match(session.denied, tool)
+        if denied is not None:
+            return Decision(False, False, "denied", denied)
+        approved = first_match(session.approved, tool)
+        if approved is not None:
+            return Decision(True, False, "approved", approved)
+        allowed = first_match(session.allowed_tools, tool)
+        if allowed is not None:
+            return Decision(True, False, "skill_allowlist", allowed)
+        if session.mode == "permissive":
+            return Decision(True, False, "permissive")
+        if session.mode == "approval":
+            return Decision(False, True, "not_in_allowlist")
+        return Decision(False, False, "not_in_allowlist")
+
+    def check(self, session_id: str, tool: str, actor: str = "agent") -> Decision:
+        """May the session use ``tool`` now? Queues an approval request when needed.
+
+        Emits the ``tool_authorization`` telemetry event. Never raises for an unknown
+        session: the answer is ``no_session``.
+        """
+        name = _clean_tool(tool)
+        session = self.backend.get_session(session_id)
+        decision = self.decide(session, name)
+        if decision.requires_approval and session is not None and name not in session.pending:
+            self.backend.add_pending(session_id, name, actor, time.time())
+        elif decision.reason == "permissive":
+            log.warning("session %s: %s allowed only because the mode is permissive",
+                        session_id, name)
+            self.backend.append_audit(session_id, actor, "permissive_allow", name, {},
+                                      time.time())
+        self.telemetry.emit("tool_authorization", session=session_id, tool=name,
+                            decision=decision.decision, reason=decision.reason, actor=actor)
+        return decision
+
+    def prune(self, older_than_days: float = 30.0, *, audit_retention_days: float | None = None,
+              actor: str = "operator") -> PruneResult:
+        """Delete sessions ended more than ``older_than_days`` ago.
+
+        Their audit rows stay; audit rows older than ``audit_retention_days`` (default
+        ``settings.audit_retention_days``) are deleted, whatever their session.
+        """
+        now = time.time()
+        retention = (self.settings.audit_retention_days if audit_retention_days is None
+                     else audit_retention_days)
+        return self.backend.prune(now - older_than_days * DAY, now - retention * DAY, actor, now)
+
+    def audit(self, session_id: str | None = None, since_id: int = 0,
+              limit: int | None = None) -> builtins.list[AuditEntry]:
+        """Audit rows (one session's, or all) with id > ``since_id``, oldest first."""
+        return self.backend.audit(session_id, since_id, limit)
+
+    def last_audit_id(self) -> int:
+        """Cheap change counter for polling: grows with every change in any process."""
+        return self.backend.last_audit_id()
+
+    def data_version(self) -> int:
+        """Alias of :meth:`last_audit_id`."""
+        return self.last_audit_id()
+
+    def changes_since(self, audit_id: int) -> builtins.list[AuditEntry]:
+        """Audit rows appended after ``audit_id`` (what changed since the last poll)."""
+        return self.backend.audit(None, audit_id, None)
+
+    def show(self, session_id: str) -> dict[str, Any]:
+        """The session's JSON record with its audit entries (``session show``)."""
+        data = self.get(session_id).to_dict()
+        data["audit"] = [e.to_dict() for e in self.audit(session_id)]
+        return data
