@@ -26,10 +26,41 @@ import time
 from pathlib import Path
 
 WORDS = [
-    "pdf", "docx", "chart", "table", "deploy", "kubernetes", "review", "lint", "test", "commit",
-    "changelog", "invoice", "slack", "email", "calendar", "spreadsheet", "csv", "parquet",
-    "sql", "migration", "schema", "api", "graphql", "docker", "terraform", "image", "resize",
-    "audio", "transcript", "translate", "summary", "research", "paper", "citation", "budget",
+    "pdf",
+    "docx",
+    "chart",
+    "table",
+    "deploy",
+    "kubernetes",
+    "review",
+    "lint",
+    "test",
+    "commit",
+    "changelog",
+    "invoice",
+    "slack",
+    "email",
+    "calendar",
+    "spreadsheet",
+    "csv",
+    "parquet",
+    "sql",
+    "migration",
+    "schema",
+    "api",
+    "graphql",
+    "docker",
+    "terraform",
+    "image",
+    "resize",
+    "audio",
+    "transcript",
+    "translate",
+    "summary",
+    "research",
+    "paper",
+    "citation",
+    "budget",
     "forecast",
 ]
 
@@ -45,15 +76,14 @@ def generate(root: Path, n: int) -> None:
         if i % 3 == 0:
             extra += "allowed-tools: Read Grep Bash(git log:*)\n"
         if i % 4 == 0:
-            extra += f"metadata:\n  version: \"1.{i % 10}\"\n  tags: [{a}, {b}]\n"
+            extra += f'metadata:\n  version: "1.{i % 10}"\n  tags: [{a}, {b}]\n'
         if i % 5 == 0:
             extra += f"triggers:\n  keywords: [{a}, {c}]\n  verbs: [convert, check]\n"
         text = (
             f"---\nname: skill-{i:06d}\n"
             f"description: Handles {a} and {b} files with {c} support. Use when the user asks "
             f"to work with {a} or {b} documents.\n"
-            f"license: MIT\n{extra}---\n# Skill {i}\n\n"
-            + f"Instructions for {a} {b} {c}.\n" * 40
+            f"license: MIT\n{extra}---\n# Skill {i}\n\n" + f"Instructions for {a} {b} {c}.\n" * 40
         )
         with open(folder / "SKILL.md", "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -142,12 +172,16 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     base = args.keep or Path(tempfile.mkdtemp(prefix="skilldeck-bench-"))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load}, "
-          f"data in {base}")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load}, "
+        f"data in {base}"
+    )
     print("cpu = CPU seconds of the discovering process (forked parse workers not counted)")
-    header = (f"{'skills':>8} {'cold p50':>9} {'cold p95':>9} {'cold sk/s':>10} "
-              f"{'warm p50':>9} {'warm p95':>9} {'warm sk/s':>10} {'peak RSS':>9} {'gen s':>6} "
-              f"{'cold cpu':>9} {'warm cpu':>9}")
+    header = (
+        f"{'skills':>8} {'cold p50':>9} {'cold p95':>9} {'cold sk/s':>10} "
+        f"{'warm p50':>9} {'warm p95':>9} {'warm sk/s':>10} {'peak RSS':>9} {'gen s':>6} "
+        f"{'cold cpu':>9} {'warm cpu':>9}"
+    )
     print(header)
     try:
         for n in sizes:
@@ -161,8 +195,16 @@ def main(argv: list[str] | None = None) -> int:
             repeat = args.repeat or (5 if n <= 10_000 else 2)
             home = Path(tempfile.mkdtemp(prefix="skilldeck-bench-home-"))
             env = dict(os.environ, SKILLDECK_HOME=str(home))
-            cmd = [sys.executable, __file__, "--child", str(n), "--dir", str(root),
-                   "--repeat", str(repeat)] + (["--profile"] if args.profile else [])
+            cmd = [
+                sys.executable,
+                __file__,
+                "--child",
+                str(n),
+                "--dir",
+                str(root),
+                "--repeat",
+                str(repeat),
+            ] + (["--profile"] if args.profile else [])
             out = subprocess.run(cmd, env=env, capture_output=True, text=True)
             shutil.rmtree(home, ignore_errors=True)
             if out.returncode != 0:
@@ -171,11 +213,13 @@ def main(argv: list[str] | None = None) -> int:
             if args.profile:
                 print(out.stderr, file=sys.stderr)
             r = json.loads(out.stdout.strip().splitlines()[-1])
-            print(f"{n:>8} {r['cold_p50']:>8.3f}s {r['cold_p95']:>8.3f}s "
-                  f"{n / r['cold_p50']:>10.0f} {r['warm_p50']:>8.3f}s {r['warm_p95']:>8.3f}s "
-                  f"{n / r['warm_p50']:>10.0f} {r['peak_rss_mb']:>7.0f}MB {gen:>6.1f} "
-                  f"{r['cold_cpu']:>8.3f}s {r['warm_cpu']:>8.3f}s",
-                  flush=True)
+            print(
+                f"{n:>8} {r['cold_p50']:>8.3f}s {r['cold_p95']:>8.3f}s "
+                f"{n / r['cold_p50']:>10.0f} {r['warm_p50']:>8.3f}s {r['warm_p95']:>8.3f}s "
+                f"{n / r['warm_p50']:>10.0f} {r['peak_rss_mb']:>7.0f}MB {gen:>6.1f} "
+                f"{r['cold_cpu']:>8.3f}s {r['warm_cpu']:>8.3f}s",
+                flush=True,
+            )
             if r["found"] != n:
                 print(f"  ! found {r['found']} skills, expected {n}", file=sys.stderr)
     finally:

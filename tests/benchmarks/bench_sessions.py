@@ -48,9 +48,11 @@ def bench_checks(count: int, telemetry: bool) -> None:
         for i in range(20):
             store.approve(sid, f"approved-{i}")
         store.deny(sid, "Write")
-        for label, tools in (("allowlisted", ["Read", "Bash", "Grep"]),
-                             ("denied", ["Write"]),
-                             ("pending (approval mode)", ["WebFetch", "Task"])):
+        for label, tools in (
+            ("allowlisted", ["Read", "Bash", "Grep"]),
+            ("denied", ["Write"]),
+            ("pending (approval mode)", ["WebFetch", "Task"]),
+        ):
             lat = []
             started = time.perf_counter()
             for i in range(count):
@@ -59,9 +61,11 @@ def bench_checks(count: int, telemetry: bool) -> None:
                 lat.append(time.perf_counter() - t)
             total = time.perf_counter() - started
             state = "on " if telemetry else "off"
-            print(f"check {label:<24} telemetry={state} n={count:<6} "
-                  f"{count / total:8.0f} checks/s  p50 {statistics.median(lat) * 1000:.3f} ms  "
-                  f"p95 {_pct(lat, 0.95) * 1000:.3f} ms")
+            print(
+                f"check {label:<24} telemetry={state} n={count:<6} "
+                f"{count / total:8.0f} checks/s  p50 {statistics.median(lat) * 1000:.3f} ms  "
+                f"p95 {_pct(lat, 0.95) * 1000:.3f} ms"
+            )
 
 
 def bench_concurrent(procs: int, approvals: int) -> None:
@@ -70,9 +74,15 @@ def bench_concurrent(procs: int, approvals: int) -> None:
     with SessionStore() as store:
         sid = store.create().id
     per = approvals // procs
-    workers = [subprocess.Popen([sys.executable, "-c", WORKER, sid, str(w), str(per)],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-               for w in range(procs)]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, sid, str(w), str(per)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(procs)
+    ]
     for w in workers:
         assert w.stdout is not None
         w.stdout.readline()
@@ -90,9 +100,11 @@ def bench_concurrent(procs: int, approvals: int) -> None:
         session = store.get(sid)
         audited = sum(1 for e in store.audit(sid) if e.action == "approve")
     ok = len(session.approved) == per * procs == audited
-    print(f"concurrent approvals: {per * procs} from {procs} processes in {total:.3f} s "
-          f"({per * procs / total:.0f}/s)  p50 {statistics.median(lat) * 1000:.2f} ms  "
-          f"p95 {_pct(lat, 0.95) * 1000:.2f} ms  all stored+audited: {ok}")
+    print(
+        f"concurrent approvals: {per * procs} from {procs} processes in {total:.3f} s "
+        f"({per * procs / total:.0f}/s)  p50 {statistics.median(lat) * 1000:.2f} ms  "
+        f"p95 {_pct(lat, 0.95) * 1000:.2f} ms  all stored+audited: {ok}"
+    )
 
 
 def main() -> None:

@@ -13,10 +13,16 @@ import pytest
 from conftest import write_skill
 
 
-def run(*args: str, check_rc: int | None = 0,
-        cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "skilldeck", *args], capture_output=True,
-                          text=True, timeout=60, cwd=cwd)
+def run(
+    *args: str, check_rc: int | None = 0, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "skilldeck", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+    )
     if check_rc is not None:
         assert proc.returncode == check_rc, (proc.stdout, proc.stderr)
     return proc
@@ -29,9 +35,12 @@ def run_json(*args: str) -> Any:
 @pytest.fixture
 def skills(tmp_path: Path) -> Path:
     root = tmp_path / "skills"
-    write_skill(root, "gitlog", body="Summarise $ARGUMENTS\n",
-                extra='allowed-tools: "Bash(git log:*) Read"\n'
-                      "tools:\n  - name: github.create_issue\n")
+    write_skill(
+        root,
+        "gitlog",
+        body="Summarise $ARGUMENTS\n",
+        extra='allowed-tools: "Bash(git log:*) Read"\ntools:\n  - name: github.create_issue\n',
+    )
     return root
 
 
@@ -39,8 +48,12 @@ def test_session_lifecycle(skills: Path) -> None:
     sid = run_json("session", "new", "--mode", "approval", "--label", "demo")["id"]
     assert run("session", "new").stdout.strip() != sid
     decision = run_json("session", "check", sid, "Bash")
-    assert decision == {"allowed": False, "requires_approval": True,
-                        "reason": "not_in_allowlist", "matched": None}
+    assert decision == {
+        "allowed": False,
+        "requires_approval": True,
+        "reason": "not_in_allowlist",
+        "matched": None,
+    }
     loaded = run("--root", str(skills), "session", "load", sid, "gitlog", "the", "week")
     assert "Summarise the week" in loaded.stdout
     assert run_json("session", "check", sid, "Bash")["reason"] == "skill_allowlist"
@@ -49,7 +62,11 @@ def test_session_lifecycle(skills: Path) -> None:
     denied = run_json("session", "deny", sid, "Write")
     assert denied["denied"] == ["Write"]
     assert run_json("session", "check", sid, "Write") == {
-        "allowed": False, "requires_approval": False, "reason": "denied", "matched": "Write"}
+        "allowed": False,
+        "requires_approval": False,
+        "reason": "denied",
+        "matched": "Write",
+    }
     assert run_json("session", "mode", sid, "strict")["mode"] == "strict"
     assert run_json("session", "check", sid, "Grep")["reason"] == "not_in_allowlist"
     shown = run_json("session", "show", sid)
@@ -69,18 +86,24 @@ def test_session_lifecycle(skills: Path) -> None:
 
 def test_load_json_and_unknown_skill(skills: Path) -> None:
     sid = run("session", "new").stdout.strip()
-    data = json.loads(run("--root", str(skills), "session", "load", sid, "gitlog",
-                          "--format", "json").stdout)
+    data = json.loads(
+        run("--root", str(skills), "session", "load", sid, "gitlog", "--format", "json").stdout
+    )
     assert data["load"]["name"] == "gitlog"
     assert data["session"]["allowed_tools"] == ["Bash(git log:*)", "Read"]
     missing = run("--root", str(skills), "session", "load", sid, "gitlgo", check_rc=2)
     assert "NOT_FOUND" in missing.stderr and "gitlog" in missing.stderr
 
 
-@pytest.mark.parametrize("command", [
-    ("show", "nope"), ("approve", "nope", "Bash"), ("check", "nope", "Bash"),
-    ("load", "nope", "gitlog"),
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("show", "nope"),
+        ("approve", "nope", "Bash"),
+        ("check", "nope", "Bash"),
+        ("load", "nope", "gitlog"),
+    ],
+)
 def test_unknown_session_exits_2(command: tuple[str, ...]) -> None:
     proc = run("session", *command, check_rc=2)
     assert "NOT_FOUND" in proc.stderr and "nope" in proc.stderr
@@ -120,8 +143,9 @@ def test_tools_strict_mode_exits_1(skills: Path, isolated_home: Path) -> None:
 def test_tools_refresh_queries_mcp(tmp_path: Path, isolated_home: Path) -> None:
     fixture = Path(__file__).resolve().parent.parent / "fixtures" / "mcp_tools_server.py"
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"fx": {"command": sys.executable,
-                                                        "args": [str(fixture)]}}}))
+    config.write_text(
+        json.dumps({"mcpServers": {"fx": {"command": sys.executable, "args": [str(fixture)]}}})
+    )
     (isolated_home / "config.toml").write_text(f"mcp_config = {json.dumps(str(config))}\n")
     data = json.loads(run("tools", "--refresh", "--format", "json").stdout)
     names = {t["name"] for t in data["tools"]}
@@ -134,13 +158,15 @@ def test_project_mcp_config_runs_only_on_refresh(tmp_path: Path) -> None:
     (project / ".git").mkdir(parents=True)
     marker = tmp_path / "started"
     code = f"open({str(marker)!r}, 'w').close()"
-    (project / ".mcp.json").write_text(json.dumps(
-        {"mcpServers": {"local": {"command": sys.executable, "args": ["-c", code]}}}))
+    (project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"local": {"command": sys.executable, "args": ["-c", code]}}})
+    )
     plain = json.loads(run("tools", "--format", "json", cwd=project).stdout)
     assert [d["code"] for d in plain["diagnostics"]] == ["ST106"]
     assert not marker.exists()
-    refreshed = json.loads(run("tools", "--refresh", "--timeout", "5", "--format", "json",
-                               cwd=project).stdout)
+    refreshed = json.loads(
+        run("tools", "--refresh", "--timeout", "5", "--format", "json", cwd=project).stdout
+    )
     assert marker.exists()
     assert [d["code"] for d in refreshed["diagnostics"]] == ["ST104"]
 

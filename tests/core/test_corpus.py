@@ -36,8 +36,9 @@ def test_every_corpus_skill_loads(corpus_dir: Path) -> None:
 def test_corpus_parse_and_bodies(corpus_dir: Path) -> None:
     for path in all_skill_files(corpus_dir):
         skill = parse_skill_file(path, root=corpus_dir)
-        assert not any(d.code.startswith("SD1") and d.severity == "error"
-                       for d in skill.diagnostics), (path, skill.diagnostics)
+        assert not any(
+            d.code.startswith("SD1") and d.severity == "error" for d in skill.diagnostics
+        ), (path, skill.diagnostics)
         body = read_body(skill)
         assert not body.startswith("---")
         assert len(skill.resources) <= 200

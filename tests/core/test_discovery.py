@@ -90,7 +90,10 @@ def test_shadowing_across_sources(tmp_path: Path) -> None:
     roots = [Root(project, Source.PROJECT), Root(user, Source.USER), Root(bundled, Source.BUNDLED)]
     catalog = discover(roots, Settings())
     assert [s.source for s in catalog.skills] == [
-        Source.BUNDLED, Source.USER, Source.USER, Source.PROJECT,
+        Source.BUNDLED,
+        Source.USER,
+        Source.USER,
+        Source.PROJECT,
     ]
     winner = catalog.get("same")
     assert winner is not None and winner.description == "Project one."
@@ -241,9 +244,9 @@ def test_registry_disables_and_tags(tmp_path: Path) -> None:
     write_skill(tmp_path, "alpha", extra="tags: [one]\n")
     write_skill(tmp_path, "beta")
     registry = tmp_path.parent / f"{tmp_path.name}-registry.json"
-    registry.write_text(json.dumps(
-        {"skills": {"alpha": {"owner": "team-a", "tags": ["gov"], "enabled": False}}}
-    ))
+    registry.write_text(
+        json.dumps({"skills": {"alpha": {"owner": "team-a", "tags": ["gov"], "enabled": False}}})
+    )
     catalog = discover([Root(tmp_path, Source.EXPLICIT)], Settings(registry_path=registry))
     alpha = catalog.get("alpha")
     assert alpha is not None

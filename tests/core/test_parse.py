@@ -60,7 +60,7 @@ def test_basic_fields_and_positions(tmp_path: Path) -> None:
 def test_dashes_inside_values_do_not_close(tmp_path: Path) -> None:
     text = (
         "---\nname: demo\ndescription: before --- after\nnotes: |\n  line\n  ---\n  more\n"
-        "quoted: \"a\n  --- b\"\n---\nbody\n"
+        'quoted: "a\n  --- b"\n---\nbody\n'
     )
     skill = parse_skill_file(write(tmp_path, text.encode()))
     assert skill.description == "before --- after"
@@ -109,7 +109,7 @@ def test_duplicate_keys_reported_with_line(tmp_path: Path) -> None:
     [
         ("---\nname: demo\ndescription: [unclosed\n---\n", 4, 1),
         ("---\nname: demo\n  bad: indent\n---\n", 3, 6),
-        ("---\nname: demo\ndescription: \"a\\qb\"\n---\n", 3, 16),
+        ('---\nname: demo\ndescription: "a\\qb"\n---\n', 3, 16),
     ],
 )
 def test_yaml_errors_have_line_and_column(
@@ -270,8 +270,7 @@ def test_top_level_wins_over_metadata(tmp_path: Path) -> None:
 
 def test_triggers_as_list_and_disable_model_invocation(tmp_path: Path) -> None:
     data = (
-        b"---\nname: demo\ndescription: d\ntriggers: [a, b]\n"
-        b"disable-model-invocation: true\n---\n"
+        b"---\nname: demo\ndescription: d\ntriggers: [a, b]\ndisable-model-invocation: true\n---\n"
     )
     skill = parse_skill_file(write(tmp_path, data))
     assert skill.triggers.keywords == ("a", "b")
@@ -299,8 +298,16 @@ def test_split_allowed_tools(value: object, expected: tuple[str, ...]) -> None:
 def test_resources_listing(tmp_path: Path) -> None:
     path = write_skill(tmp_path, "demo")
     base = path.parent
-    for rel in ("scripts/run.py", "references/a.md", "LICENSE.txt", "_private/x", ".git/HEAD",
-                "scripts/__pycache__/run.pyc", ".hidden", "deep/a/b/c/d/e/f/g/h.txt"):
+    for rel in (
+        "scripts/run.py",
+        "references/a.md",
+        "LICENSE.txt",
+        "_private/x",
+        ".git/HEAD",
+        "scripts/__pycache__/run.pyc",
+        ".hidden",
+        "deep/a/b/c/d/e/f/g/h.txt",
+    ):
         (base / rel).parent.mkdir(parents=True, exist_ok=True)
         (base / rel).write_text("x")
     outside = tmp_path / "outside"
@@ -311,7 +318,10 @@ def test_resources_listing(tmp_path: Path) -> None:
     (base / "loop").symlink_to(base)
     skill = parse_skill_file(path)
     assert skill.resources == (
-        "LICENSE.txt", "link-in/a.md", "references/a.md", "scripts/run.py",
+        "LICENSE.txt",
+        "link-in/a.md",
+        "references/a.md",
+        "scripts/run.py",
     )
     assert not skill.resources_truncated
 
@@ -338,7 +348,10 @@ def test_parse_bytes_matches_file(tmp_path: Path) -> None:
     a = parse_bytes(data, tmp_path / "demo" / "SKILL.md")
     b = parse_skill_file(write(tmp_path, data))
     assert (a.name, a.allowed_tools, a.body_offset, a.content_hash) == (
-        b.name, b.allowed_tools, b.body_offset, b.content_hash,
+        b.name,
+        b.allowed_tools,
+        b.body_offset,
+        b.content_hash,
     )
 
 

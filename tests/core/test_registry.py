@@ -49,9 +49,18 @@ def test_bad_json_is_a_diagnostic(tmp_path: Path) -> None:
 
 def test_bad_entries_are_diagnostics(tmp_path: Path) -> None:
     path = tmp_path / "registry.json"
-    path.write_text(json.dumps({"skills": {
-        "a": "nope", "b": {"enabled": "no"}, "c": {"owner": 3, "tags": "t"}, "d": False,
-    }}))
+    path.write_text(
+        json.dumps(
+            {
+                "skills": {
+                    "a": "nope",
+                    "b": {"enabled": "no"},
+                    "c": {"owner": 3, "tags": "t"},
+                    "d": False,
+                }
+            }
+        )
+    )
     registry = Registry.load(path)
     assert sorted(registry.entries) == ["b", "c", "d"]
     assert registry.entries["b"].enabled is True
@@ -62,9 +71,9 @@ def test_bad_entries_are_diagnostics(tmp_path: Path) -> None:
 
 def test_tool_validation_override(tmp_path: Path) -> None:
     path = tmp_path / "registry.json"
-    path.write_text(json.dumps(
-        {"pdf": {"tool-validation": "strict"}, "x": {"tool_validation": "loud"}}
-    ))
+    path.write_text(
+        json.dumps({"pdf": {"tool-validation": "strict"}, "x": {"tool_validation": "loud"}})
+    )
     registry = Registry.load(path)
     assert registry.entries["pdf"].tool_validation == "strict"
     assert registry.entries["x"].tool_validation is None
@@ -146,9 +155,11 @@ def test_set_enabled_never_touches_skill_md(tmp_path: Path) -> None:
     assert skill is not None and not skill.enabled and not skill.visible_to_models
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
     set_enabled(registry, "pdf", True)
-    assert discover([Root(skills, Source.EXPLICIT)], Settings(registry_path=registry)).get(
-        "pdf"
-    ).enabled  # type: ignore[union-attr]
+    assert (
+        discover([Root(skills, Source.EXPLICIT)], Settings(registry_path=registry))
+        .get("pdf")
+        .enabled
+    )  # type: ignore[union-attr]
 
 
 def test_bad_global_registry_is_a_catalog_diagnostic(tmp_path: Path) -> None:

@@ -34,19 +34,44 @@ class MemoryBackend:
         self.rows: list[AuditEntry] = []
         self.lock = threading.Lock()
 
-    def _log(self, session_id: str | None, actor: str, action: str, subject: str,
-             detail: dict[str, Any], now: float) -> int:
-        entry = AuditEntry(len(self.rows) + 1 if not self.rows else self.rows[-1].id + 1, now,
-                           session_id, actor, action, subject, detail)
+    def _log(
+        self,
+        session_id: str | None,
+        actor: str,
+        action: str,
+        subject: str,
+        detail: dict[str, Any],
+        now: float,
+    ) -> int:
+        entry = AuditEntry(
+            len(self.rows) + 1 if not self.rows else self.rows[-1].id + 1,
+            now,
+            session_id,
+            actor,
+            action,
+            subject,
+            detail,
+        )
         self.rows.append(entry)
         return entry.id
 
     def _copy(self, s: Session) -> Session:
-        return Session(s.id, s.created, s.mode, s.label, s.created_by, list(s.skills),
-                       list(s.approved), list(s.denied), list(s.pending), s.ended)
+        return Session(
+            s.id,
+            s.created,
+            s.mode,
+            s.label,
+            s.created_by,
+            list(s.skills),
+            list(s.approved),
+            list(s.denied),
+            list(s.pending),
+            s.ended,
+        )
 
-    def create_session(self, session_id: str, mode: str, label: str, actor: str,
-                       now: float) -> Session:
+    def create_session(
+        self, session_id: str, mode: str, label: str, actor: str, now: float
+    ) -> Session:
         with self.lock:
             self.sessions[session_id] = Session(session_id, now, mode, label, actor)
             self._log(session_id, actor, "create", session_id, {"mode": mode}, now)
@@ -59,25 +84,34 @@ class MemoryBackend:
 
     def list_sessions(self, include_ended: bool) -> list[Session]:
         with self.lock:
-            return [self._copy(s) for s in sorted(self.sessions.values(),
-                                                  key=lambda s: -s.created)
-                    if include_ended or s.ended is None]
+            return [
+                self._copy(s)
+                for s in sorted(self.sessions.values(), key=lambda s: -s.created)
+                if include_ended or s.ended is None
+            ]
 
-    def activate_skill(self, session_id: str, name: str, allowed_tools: list[str],
-                       arguments: str, actor: str, now: float) -> bool:
+    def activate_skill(
+        self,
+        session_id: str,
+        name: str,
+        allowed_tools: list[str],
+        arguments: str,
+        actor: str,
+        now: float,
+    ) -> bool:
         with self.lock:
             s = self.sessions.get(session_id)
             if s is None:
                 return False
             s.skills = [k for k in s.skills if k.name != name]
             s.skills.append(ActiveSkill(name, tuple(allowed_tools), arguments, actor, now))
-            s.pending = [t for t in s.pending
-                         if not any(tool_matches(a, t) for a in allowed_tools)]
+            s.pending = [t for t in s.pending if not any(tool_matches(a, t) for a in allowed_tools)]
             self._log(session_id, actor, "activate", name, {}, now)
             return True
 
-    def set_tool_state(self, session_id: str, tool: str, state: str | None, actor: str,
-                       now: float) -> bool:
+    def set_tool_state(
+        self, session_id: str, tool: str, state: str | None, actor: str, now: float
+    ) -> bool:
         with self.lock:
             s = self.sessions.get(session_id)
             if s is None:
@@ -121,13 +155,21 @@ class MemoryBackend:
                 self._log(session_id, actor, "end", session_id, {}, now)
             return True
 
-    def append_audit(self, session_id: str | None, actor: str, action: str, subject: str,
-                     detail: dict[str, Any], now: float) -> int:
+    def append_audit(
+        self,
+        session_id: str | None,
+        actor: str,
+        action: str,
+        subject: str,
+        detail: dict[str, Any],
+        now: float,
+    ) -> int:
         with self.lock:
             return self._log(session_id, actor, action, subject, detail, now)
 
-    def prune(self, ended_before: float, audit_before: float, actor: str,
-              now: float) -> PruneResult:
+    def prune(
+        self, ended_before: float, audit_before: float, actor: str, now: float
+    ) -> PruneResult:
         with self.lock:
             gone = [k for k, s in self.sessions.items() if s.ended and s.ended < ended_before]
             for key in gone:
@@ -138,11 +180,13 @@ class MemoryBackend:
             self._log(None, actor, "prune", "", result.to_dict(), now)
             return result
 
-    def audit(self, session_id: str | None, since_id: int, limit: int | None
-              ) -> list[AuditEntry]:
+    def audit(self, session_id: str | None, since_id: int, limit: int | None) -> list[AuditEntry]:
         with self.lock:
-            rows = [e for e in self.rows if e.id > since_id
-                    and (session_id is None or e.session_id == session_id)]
+            rows = [
+                e
+                for e in self.rows
+                if e.id > since_id and (session_id is None or e.session_id == session_id)
+            ]
             return rows[:limit] if limit is not None else rows
 
     def last_audit_id(self) -> int:

@@ -92,13 +92,15 @@ for i in range(200):
 
 
 def test_concurrent_processes_do_not_interleave(tmp_path: Path) -> None:
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(w)])
-             for w in range(3)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(w)]) for w in range(3)
+    ]
     assert [p.wait(60) for p in procs] == [0, 0, 0]
     records = [r for f in Telemetry(tmp_path).files() for r in _lines(f)]
     assert len(records) == 600
     assert {(r["worker"], r["i"]) for r in records} == {
-        (str(w), i) for w in range(3) for i in range(200)}
+        (str(w), i) for w in range(3) for i in range(200)
+    }
 
 
 def test_summarize(tmp_path: Path) -> None:

@@ -141,7 +141,7 @@ def _open_tui(ctx: CliContext) -> int:
         return print_list(ctx, show_all=False)
     from skilldeck.app.main import run_app
 
-    return run_app(roots=[Path(r) for r in ctx.root_args] or None)
+    return run_app(roots=[Path(r) for r in ctx.root_args] or None, profile=ctx.profile)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,205 @@
-"""CLI commands (filled in by its owner)."""
+"""``skilldeck search`` and ``skilldeck eval``: hybrid skill search from the command line.
+
+``search`` indexes the winning (non-shadowed) skills. ``eval`` indexes every discovered
+skill, shadowed copies included, because eval files name skills by folder (``rel_id``)
+and real corpora hold the same skill name in several repositories: either copy is a
+correct answer, so both must be findable.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
+
+from skilldeck.cli.context import CliContext, table
+from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.search import (
+    AGENT_LIMIT,
+    HUMAN_LIMIT,
+    SearchIndex,
+    SearchResponse,
+    agent_search,
+    evaluate,
+    index_ranker,
+    load_queries,
+)
 
 
 def register(sub: Any) -> None:
-    """Register this module's commands."""
-    del sub
+    """Register ``search`` and ``eval``."""
+    search = sub.add_parser(
+        "search",
+        help="find the skills that fit a task",
+        description="Rank skills for a task description (BM25 + fuzzy + triggers, plus "
+        "embeddings when the semantic extra is installed). Use '-' to read one query per "
+        "line from stdin and print one JSON object per line.",
+    )
+    search.add_argument("query", nargs="+", help="the task, a few words, or '-' for stdin")
+    search.add_argument(
+        "--limit",
+        type=_positive,
+        default=None,
+        help=f"most results (default {HUMAN_LIMIT}, {AGENT_LIMIT} with --agent)",
+    )
+    search.add_argument(
+        "--explain",
+        action="store_true",
+        help="show each signal's score and which terms matched where",
+    )
+    search.add_argument(
+        "--agent",
+        action="store_true",
+        help="agent view: top 3, confidence threshold, telemetry event",
+    )
+    search.add_argument(
+        "--tools",
+        default=None,
+        help="comma-separated available tools (skills missing none win ties)",
+    )
+    search.add_argument(
+        "--no-semantic",
+        action="store_true",
+        help="lexical only, even when the semantic extra is installed",
+    )
+    search.set_defaults(func=run_search)
+
+    ev = sub.add_parser(
+        "eval",
+        help="measure search quality on a query file",
+        description="Read QUERIES.jsonl (lines {query, expected: [ids], kind}; an id is the "
+        "skill folder relative to its root) and print recall@1, recall@3 and MRR@LIMIT per "
+        "kind and overall. All discovered skills are indexed, shadowed copies included.",
+    )
+    ev.add_argument("queries", help="the JSONL query file")
+    ev.add_argument("--limit", type=_positive, default=10, help="ranks considered for MRR")
+    ev.add_argument("--no-semantic", action="store_true", help="lexical only")
+    ev.add_argument("--misses", action="store_true", help="also list queries not ranked first")
+    ev.set_defaults(func=run_eval)
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
+def _build(ctx: CliContext, *, all_skills: bool, no_semantic: bool) -> SearchIndex:
+    catalog = ctx.catalog()
+    skills = list(catalog.skills) if all_skills else catalog.active()
+    return SearchIndex.build(skills, settings=ctx.settings, semantic=False if no_semantic else None)
+
+
+def run_search(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck search``."""
+    fmt = ctx.output_format(("text", "json", "jsonl"))
+    query_words: list[str] = args.query
+    index = _build(ctx, all_skills=False, no_semantic=args.no_semantic)
+    tools = {t.strip() for t in args.tools.split(",") if t.strip()} if args.tools else None
+    limit = args.limit or (AGENT_LIMIT if args.agent else HUMAN_LIMIT)
+
+    def run(query: str) -> SearchResponse:
+        if args.agent:
+            return agent_search(index, query, limit, ctx.settings, available_tools=tools)
+        return index.search(query, limit=limit, explain=args.explain, available_tools=tools)
+
+    if query_words == ["-"]:
+        for line in sys.stdin:
+            query = line.strip()
+            if query:
+                ctx.emit_jsonl(run(query).to_dict(explain=args.explain))
+        return 0
+    response = run(" ".join(query_words))
+    if fmt == "json":
+        data = response.to_dict(explain=args.explain)
+        data["semantic"] = index.semantic
+        ctx.emit_json(data)
+    elif fmt == "jsonl":
+        for result in response.results:
+            ctx.emit_jsonl(result.to_dict(explain=args.explain))
+    else:
+        _print_text(ctx, response, explain=args.explain, agent=args.agent, index=index)
+    return 0
+
+
+def _print_text(
+    ctx: CliContext, response: SearchResponse, *, explain: bool, agent: bool, index: SearchIndex
+) -> None:
+    if not index.skills:
+        ctx.echo("no skills found (check --root)")
+        return
+    if not response.results:
+        ctx.echo(f"no skill matches {response.query!r}")
+        return
+    rows = []
+    for rank, result in enumerate(response.results, 1):
+        score = f"{result.score:.2f}"
+        rows.append(
+            [
+                f"{rank:>2}.",
+                ctx.paint(score, "green" if result.confident else "dim"),
+                ctx.paint(result.skill.name, "bold"),
+                result.skill.brief,
+            ]
+        )
+    for line, result in zip(table(rows), response.results, strict=True):
+        ctx.echo(line)
+        if explain:
+            signals = "  ".join(f"{k}={v:.3f}" for k, v in result.signals.items())
+            ctx.echo(ctx.paint(f"      signals: {signals}", "dim"))
+            for where, terms in result.matched.items():
+                ctx.echo(ctx.paint(f"      {where}: {', '.join(terms)}", "dim"))
+            ctx.echo(ctx.paint(f"      {result.skill.path}", "dim"))
+    note = response.message
+    if agent or not response.confident or response.clustered:
+        color = "yellow" if (not response.confident or response.clustered) else "green"
+        ctx.echo(ctx.paint(f"{note} (threshold {response.threshold:.2f})", color))
+    if index.semantic_error and explain:
+        ctx.echo(ctx.paint(f"semantic signal off: {index.semantic_error}", "dim"))
+
+
+def run_eval(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck eval``."""
+    fmt = ctx.output_format(("text", "json"))
+    path = Path(args.queries)
+    if not path.is_file():
+        raise SkilldeckError(ErrorCode.NOT_FOUND, f"{path}: no such file")
+    queries = load_queries(path)
+    index = _build(ctx, all_skills=True, no_semantic=args.no_semantic)
+    known = {s.rel_id for s in index.skills}
+    report = evaluate(index_ranker(index), queries, limit=args.limit, known_ids=known)
+    if fmt == "json":
+        data = report.to_dict()
+        data["semantic"] = index.semantic
+        data["skills"] = len(index.skills)
+        ctx.emit_json(data)
+        return 0
+    header = ["kind", "queries", "recall@1", "recall@3", f"MRR@{args.limit}"]
+    rows = [header]
+    for kind, score in [*sorted(report.kinds.items()), ("overall", report.overall)]:
+        rows.append(
+            [
+                kind,
+                str(score.count),
+                f"{score.recall1:.3f}",
+                f"{score.recall3:.3f}",
+                f"{score.mrr:.3f}",
+            ]
+        )
+    for line in table(rows):
+        ctx.echo(line)
+    mode = "hybrid with embeddings" if index.semantic else "lexical"
+    ctx.echo(ctx.paint(f"{len(index.skills)} skills indexed, {mode}", "dim"))
+    if report.unknown_ids:
+        unknown = ", ".join(sorted(set(report.unknown_ids)))
+        ctx.echo(ctx.paint(f"expected ids not found under the roots: {unknown}", "yellow"))
+    if args.misses:
+        for miss in report.misses:
+            got = ", ".join(miss["got"])
+            ctx.echo(f"  [{miss['kind']}] rank {miss['rank'] or '-'}: {miss['query']}  -> {got}")
+    return 0

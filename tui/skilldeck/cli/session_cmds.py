@@ -23,18 +23,24 @@ FORMATS = ("text", "json")
 def register(sub: Any) -> None:
     """Register ``session``, ``tools`` and ``telemetry``."""
     session = sub.add_parser(
-        "session", help="govern agent sessions: approvals, denials, audit",
+        "session",
+        help="govern agent sessions: approvals, denials, audit",
         description="Sessions shared by the TUI, the CLI and MCP servers (SQLite under "
         "SKILLDECK_HOME). Modes: strict (only tools allowed by active skills or approved), "
         "approval (other tools wait for an operator), permissive (allowed, logged). A denial "
         "wins over an approval, which wins over a skill's allowed-tools. Patterns such as "
-        "Bash(git log:*) match the tool Bash; a call Bash(cmd) must also match the pattern.")
+        "Bash(git log:*) match the tool Bash; a call Bash(cmd) must also match the pattern.",
+    )
     ssub = session.add_subparsers(dest="session_command", metavar="SUBCOMMAND")
     ssub.required = True
 
     p = ssub.add_parser("new", help="start a session; prints its id")
-    p.add_argument("--mode", choices=MODES, default=None,
-                   help="policy mode (default: session_mode setting, 'approval')")
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        default=None,
+        help="policy mode (default: session_mode setting, 'approval')",
+    )
     p.add_argument("--label", default="", help="free text shown with the session")
     p.set_defaults(func=cmd_new)
 
@@ -52,8 +58,11 @@ def register(sub: Any) -> None:
     p.add_argument("arguments", nargs=argparse.REMAINDER, help="arguments for $ARGUMENTS")
     p.set_defaults(func=cmd_load)
 
-    for name, verb in (("approve", "approve"), ("deny", "deny"),
-                       ("revoke", "forget an approval or denial of")):
+    for name, verb in (
+        ("approve", "approve"),
+        ("deny", "deny"),
+        ("revoke", "forget an approval or denial of"),
+    ):
         p = ssub.add_parser(name, help=f"{verb} a tool for a session")
         p.add_argument("id")
         p.add_argument("tool", help="tool name, e.g. Bash or Bash(git log:*)")
@@ -79,15 +88,22 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_end)
 
     p = ssub.add_parser("prune", help="delete ended sessions (their audit log stays)")
-    p.add_argument("--older-than", type=float, default=30.0, metavar="DAYS",
-                   help="ended more than DAYS ago (default 30; 0: all ended sessions)")
+    p.add_argument(
+        "--older-than",
+        type=float,
+        default=30.0,
+        metavar="DAYS",
+        help="ended more than DAYS ago (default 30; 0: all ended sessions)",
+    )
     p.set_defaults(func=cmd_prune)
 
     p = sub.add_parser(
-        "tools", help="available tools, or one skill's tool availability",
+        "tools",
+        help="available tools, or one skill's tool availability",
         description="Known tools (built-in preset, tools file, MCP servers of .mcp.json) or "
         "one skill's availability. MCP servers of a project's .mcp.json are started only "
-        "with --refresh; those of a configured mcp_config also when never queried.")
+        "with --refresh; those of a configured mcp_config also when never queried.",
+    )
     p.add_argument("skill", nargs="?", help="skill name")
     p.add_argument("--refresh", action="store_true", help="re-query the MCP servers now")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per MCP server")
@@ -120,12 +136,13 @@ def _session_lines(ctx: CliContext, session: Session) -> list[str]:
         rows.append(["label", session.label])
     rows.append(["skills", ", ".join(session.active_skills) or "-"])
     rows.append(["allowed", ", ".join(session.allowed_tools) or "-"])
-    rows.append(["approved", ctx.paint(", ".join(session.approved), "green")
-                 if session.approved else "-"])
-    rows.append(["denied", ctx.paint(", ".join(session.denied), "red")
-                 if session.denied else "-"])
-    rows.append(["pending", ctx.paint(", ".join(session.pending), "yellow")
-                 if session.pending else "-"])
+    rows.append(
+        ["approved", ctx.paint(", ".join(session.approved), "green") if session.approved else "-"]
+    )
+    rows.append(["denied", ctx.paint(", ".join(session.denied), "red") if session.denied else "-"])
+    rows.append(
+        ["pending", ctx.paint(", ".join(session.pending), "yellow") if session.pending else "-"]
+    )
     return table(rows)
 
 
@@ -171,9 +188,17 @@ def cmd_list(args: argparse.Namespace, ctx: CliContext) -> int:
         return 0
     rows = [["ID", "MODE", "STATE", "CREATED", "SKILLS", "PENDING", "LABEL"]]
     for s in sessions:
-        rows.append([s.id, s.mode, "ended" if s.ended else "open",
-                     str(iso(s.created))[:19].replace("T", " "), str(len(s.skills)),
-                     str(len(s.pending)), s.label])
+        rows.append(
+            [
+                s.id,
+                s.mode,
+                "ended" if s.ended else "open",
+                str(iso(s.created))[:19].replace("T", " "),
+                str(len(s.skills)),
+                str(len(s.pending)),
+                s.label,
+            ]
+        )
     for line in table(rows):
         ctx.echo(line)
     return 0
@@ -191,8 +216,10 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     _print_session(ctx, session)
     ctx.echo()
     ctx.echo(ctx.paint("audit", "bold"))
-    rows = [[str(e["id"]), str(e["time"])[:23].replace("T", " "), e["actor"], e["action"],
-             e["subject"]] for e in data["audit"]]
+    rows = [
+        [str(e["id"]), str(e["time"])[:23].replace("T", " "), e["actor"], e["action"], e["subject"]]
+        for e in data["audit"]
+    ]
     for line in table(rows):
         ctx.echo("  " + line)
     return 0
@@ -207,23 +234,33 @@ def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
     with _store(ctx) as store:
         session = store.get(args.id)
         if not session.is_open:
-            raise SkilldeckError(ErrorCode.INVALID_PARAM, f"session {args.id} has ended",
-                                 session=args.id)
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM, f"session {args.id} has ended", session=args.id
+            )
         catalog = ctx.catalog()
         skill = catalog.get(args.skill)
         if skill is None:
             hints = suggest_names(args.skill, catalog.names())
             hint = f"; did you mean {', '.join(hints)}?" if hints else ""
-            raise SkilldeckError(ErrorCode.NOT_FOUND, f"no skill named {args.skill!r}{hint}",
-                                 suggestions=hints)
+            raise SkilldeckError(
+                ErrorCode.NOT_FOUND, f"no skill named {args.skill!r}{hint}", suggestions=hints
+            )
         arguments = " ".join(a for a in args.arguments if a != "--")
         started = time.perf_counter()
         result = load_skill(skill, arguments, ctx.settings.body_token_cap)
-        emit("skill_loaded", name=skill.name, path=str(skill.path), tokens=result.tokens,
-             latency_ms=round((time.perf_counter() - started) * 1000, 3),
-             truncated=result.truncated, actor="operator", session=args.id)
-        session = store.activate_skill(args.id, skill.name, list(skill.allowed_tools),
-                                       actor="operator", arguments=arguments)
+        emit(
+            "skill_loaded",
+            name=skill.name,
+            path=str(skill.path),
+            tokens=result.tokens,
+            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            truncated=result.truncated,
+            actor="operator",
+            session=args.id,
+        )
+        session = store.activate_skill(
+            args.id, skill.name, list(skill.allowed_tools), actor="operator", arguments=arguments
+        )
     if fmt == "json":
         ctx.emit_json({"session": session.to_dict(), "load": result.to_dict()})
     else:
@@ -258,8 +295,11 @@ def cmd_check(args: argparse.Namespace, ctx: CliContext) -> int:
         ctx.emit_json(decision.to_dict())
         return 0
     color = {"allowed": "green", "requires_approval": "yellow"}.get(decision.decision, "red")
-    ctx.echo(f"{ctx.paint(decision.decision, color)} ({decision.reason}"
-             + (f": {decision.matched}" if decision.matched else "") + ")")
+    ctx.echo(
+        f"{ctx.paint(decision.decision, color)} ({decision.reason}"
+        + (f": {decision.matched}" if decision.matched else "")
+        + ")"
+    )
     return 0
 
 
@@ -294,8 +334,9 @@ def cmd_prune(args: argparse.Namespace, ctx: CliContext) -> int:
     if fmt == "json":
         ctx.emit_json(result.to_dict())
     else:
-        ctx.echo(f"pruned {result.sessions} session(s) and {result.audit} audit row(s) "
-                 "past retention")
+        ctx.echo(
+            f"pruned {result.sessions} session(s) and {result.audit} audit row(s) past retention"
+        )
     return 0
 
 
@@ -310,8 +351,9 @@ def cmd_tools(args: argparse.Namespace, ctx: CliContext) -> int:
     # A project's .mcp.json is only run on an explicit --refresh (it may come from an
     # untrusted checkout); a configured mcp_config is trusted and queried when not cached.
     trusted = ctx.settings.mcp_config is not None
-    registry = ToolRegistry.load(ctx.settings, query_missing=trusted and not args.refresh,
-                                 timeout=args.timeout)
+    registry = ToolRegistry.load(
+        ctx.settings, query_missing=trusted and not args.refresh, timeout=args.timeout
+    )
     if args.refresh:
         registry.refresh_mcp(timeout=args.timeout)
     if args.skill is None:
@@ -325,9 +367,10 @@ def cmd_tools(args: argparse.Namespace, ctx: CliContext) -> int:
             ctx.echo(line)
         for server in registry.to_dict()["mcp_servers"]:
             when = server["queried_at"] or "never"
-            ctx.echo(f"mcp server {server['name']}: {len(server['tools'])} tool(s), "
-                     f"queried {when}" + (f", error: {server['error']}" if server["error"]
-                                          else ""))
+            ctx.echo(
+                f"mcp server {server['name']}: {len(server['tools'])} tool(s), "
+                f"queried {when}" + (f", error: {server['error']}" if server["error"] else "")
+            )
         for diag in registry.diagnostics:
             ctx.echo(ctx.paint(f"{diag.code} {diag.severity.value}: {diag.message}", "yellow"))
         return 0
@@ -337,17 +380,31 @@ def cmd_tools(args: argparse.Namespace, ctx: CliContext) -> int:
     availability, diags = check_skill_tools(skill, registry)
     failed = any(d.severity.value == "error" for d in diags)
     if fmt == "json":
-        ctx.emit_json({"name": skill.name, "path": str(skill.path), **availability.to_dict(),
-                       "diagnostics": [d.to_dict() for d in diags]})
+        ctx.emit_json(
+            {
+                "name": skill.name,
+                "path": str(skill.path),
+                **availability.to_dict(),
+                "diagnostics": [d.to_dict() for d in diags],
+            }
+        )
         return 1 if failed else 0
     colors = {"available": "green", "missing": "red", "hidden": "yellow"}
     rows = [["TOOL", "STATUS", "REQUIRED", "SOURCE", "FROM"]]
     for entry in availability.entries:
-        rows.append([entry.name, ctx.paint(entry.status, colors[entry.status]),
-                     "yes" if entry.required else "no", entry.source or "-",
-                     ",".join(entry.origins)])
-    ctx.echo(f"{ctx.paint(skill.name, 'bold')}: "
-             + ("complete" if availability.complete else "incomplete"))
+        rows.append(
+            [
+                entry.name,
+                ctx.paint(entry.status, colors[entry.status]),
+                "yes" if entry.required else "no",
+                entry.source or "-",
+                ",".join(entry.origins),
+            ]
+        )
+    ctx.echo(
+        f"{ctx.paint(skill.name, 'bold')}: "
+        + ("complete" if availability.complete else "incomplete")
+    )
     for line in table(rows):
         ctx.echo("  " + line)
     for diag in diags:
@@ -376,9 +433,9 @@ def parse_since(text: str | None, now: datetime | None = None) -> datetime | Non
             return datetime(day.year, day.month, day.day, tzinfo=UTC)
         moment = datetime.fromisoformat(text.strip())
     except ValueError as exc:
-        raise SkilldeckError(ErrorCode.INVALID_PARAM,
-                             f"--since {text!r}: use YYYY-MM-DD, an ISO time or Nd/Nh/Nw"
-                             ) from exc
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM, f"--since {text!r}: use YYYY-MM-DD, an ISO time or Nd/Nh/Nw"
+        ) from exc
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
@@ -395,8 +452,11 @@ def cmd_telemetry(args: argparse.Namespace, ctx: CliContext) -> int:
     state = "on" if summary["enabled"] else "off (opt-out in config)"
     ctx.echo(f"telemetry {state}: {summary['directory']}")
     ctx.echo(f"{summary['total']} event(s)" + (f" since {summary['since']}" if since else ""))
-    for title, key in (("events", "events"), ("days", "days"),
-                       ("authorizations", "authorizations")):
+    for title, key in (
+        ("events", "events"),
+        ("days", "days"),
+        ("authorizations", "authorizations"),
+    ):
         if summary[key]:
             ctx.echo(ctx.paint(title, "bold"))
             for line in table([[k, str(v)] for k, v in summary[key].items()]):

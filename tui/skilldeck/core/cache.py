@@ -100,8 +100,12 @@ def diagnostics_from_rows(
         text = str(path)
     return [
         Diagnostic(
-            code, _SEVERITIES[sev], msg,
-            path if where == text else (Path(where) if where else None), line, col,
+            code,
+            _SEVERITIES[sev],
+            msg,
+            path if where == text else (Path(where) if where else None),
+            line,
+            col,
         )
         for code, sev, msg, where, line, col in rows
     ]
@@ -136,9 +140,7 @@ def skill_to_record(skill: Skill, checked_ns: int = 0) -> Record:
         tuple((t.name, t.purpose, t.required, t.origin) for t in skill.tools),
         skill.priority,
         skill.hidden,
-        tuple(
-            (d.code, d.severity.value, d.message, d.line, d.column) for d in skill.diagnostics
-        ),
+        tuple((d.code, d.severity.value, d.message, d.line, d.column) for d in skill.diagnostics),
         checked_ns,
     )
 
@@ -172,9 +174,29 @@ def skill_from_record(
 ) -> Skill:
     """Rebuild a :class:`Skill` from :func:`skill_to_record` output."""
     (
-        _path, mtime_ns, size, content_hash, name, description, frontmatter, field_lines,
-        body_line, body_offset, version, tags, author, license_, compatibility, allowed,
-        allowed_raw, triggers, tools, priority, hidden, diags, _checked,
+        _path,
+        mtime_ns,
+        size,
+        content_hash,
+        name,
+        description,
+        frontmatter,
+        field_lines,
+        body_line,
+        body_offset,
+        version,
+        tags,
+        author,
+        license_,
+        compatibility,
+        allowed,
+        allowed_raw,
+        triggers,
+        tools,
+        priority,
+        hidden,
+        diags,
+        _checked,
     ) = record
     return Skill(
         name=name,
@@ -205,7 +227,9 @@ def skill_from_record(
         diagnostics=[
             Diagnostic(code, _SEVERITIES[sev], msg, path, line, col)
             for code, sev, msg, line, col in diags
-        ] if diags else [],
+        ]
+        if diags
+        else [],
     )
 
 

@@ -153,8 +153,12 @@ def _scan_root(root: str, diags: list[Diagnostic]) -> list[_Found]:
         except OSError as exc:
             if depth > 0 or not isinstance(exc, FileNotFoundError):
                 diags.append(
-                    Diagnostic("SD202", Severity.WARNING,
-                               f"cannot read folder: {exc.strerror or exc}", Path(folder))
+                    Diagnostic(
+                        "SD202",
+                        Severity.WARNING,
+                        f"cannot read folder: {exc.strerror or exc}",
+                        Path(folder),
+                    )
                 )
             continue
         md: os.DirEntry[str] | None = None
@@ -191,18 +195,24 @@ def _scan_root(root: str, diags: list[Diagnostic]) -> list[_Found]:
                 continue
             if depth + 1 > MAX_SCAN_DEPTH:
                 diags.append(
-                    Diagnostic("SD204", Severity.WARNING,
-                               f"not scanned: deeper than {MAX_SCAN_DEPTH} folders",
-                               Path(entry.path))
+                    Diagnostic(
+                        "SD204",
+                        Severity.WARNING,
+                        f"not scanned: deeper than {MAX_SCAN_DEPTH} folders",
+                        Path(entry.path),
+                    )
                 )
                 continue
             if entry.is_symlink():
                 target = os.path.realpath(entry.path)
                 if target == real or real.startswith(target.rstrip(os.sep) + os.sep):
                     diags.append(
-                        Diagnostic("SD203", Severity.WARNING,
-                                   f"symlink loop: {entry.path} points back to {target}; "
-                                   "not followed", Path(entry.path))
+                        Diagnostic(
+                            "SD203",
+                            Severity.WARNING,
+                            f"symlink loop: {entry.path} points back to {target}; not followed",
+                            Path(entry.path),
+                        )
                     )
                     continue
                 links.append((entry.path, target, depth + 1))
@@ -219,8 +229,9 @@ def _scan_root(root: str, diags: list[Diagnostic]) -> list[_Found]:
                 md_stat = None
             if md_stat is not None and stat.S_ISREG(md_stat.st_mode):
                 found.append(
-                    _Found(entry.path, child_real + os.sep + SKILL_FILE, None, md_path, None,
-                           md_stat)
+                    _Found(
+                        entry.path, child_real + os.sep + SKILL_FILE, None, md_path, None, md_stat
+                    )
                 )
                 continue
             subdirs.append((entry.path, child_real, depth + 1))
@@ -441,8 +452,11 @@ def _parse_item(item: _Found, paths: _Paths, source: Source) -> Skill:
         else None
     )
     return parse_path(
-        item.md_path, source=source, root=paths.root_path,
-        rel_id=paths.rel_id(item.folder), path_obj=md_obj,
+        item.md_path,
+        source=source,
+        root=paths.root_path,
+        rel_id=paths.rel_id(item.folder),
+        path_obj=md_obj,
     )
 
 

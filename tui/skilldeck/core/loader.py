@@ -160,8 +160,7 @@ def _omission_note(omitted: list[str], name_chars: int) -> str:
     return f"({len(omitted)} {noun} left out to fit the listing budget: {listed}.)"
 
 
-def render_listing(skills: list[Skill], budget: int = DEFAULT_BUDGET,
-                   fmt: str = "xml") -> Listing:
+def render_listing(skills: list[Skill], budget: int = DEFAULT_BUDGET, fmt: str = "xml") -> Listing:
     """Render the tier-1 listing of the skills a model may use.
 
     Only skills with :attr:`Skill.visible_to_models` are listed, sorted by name. The
@@ -181,14 +180,17 @@ def render_listing(skills: list[Skill], budget: int = DEFAULT_BUDGET,
         SkilldeckError: INVALID_PARAM for an unknown format or a negative budget.
     """
     if fmt not in FORMATS:
-        raise SkilldeckError(ErrorCode.INVALID_PARAM,
-                             f"unknown listing format {fmt!r}; use xml or markdown")
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM, f"unknown listing format {fmt!r}; use xml or markdown"
+        )
     if budget < 0:
         raise SkilldeckError(ErrorCode.INVALID_PARAM, "the listing budget must be 0 or more")
-    visible = sorted((s for s in skills if s.visible_to_models),
-                     key=lambda s: (s.name, str(s.path)))
-    entries = [_Entry(s, _one_line(s.description), brief_of(s.description, limit=10**9))
-               for s in visible]
+    visible = sorted(
+        (s for s in skills if s.visible_to_models), key=lambda s: (s.name, str(s.path))
+    )
+    entries = [
+        _Entry(s, _one_line(s.description), brief_of(s.description, limit=10**9)) for s in visible
+    ]
     frame = len(_XML_OPEN) + len(_XML_CLOSE) if fmt == "xml" else 0
     name_chars = max(0, min(2000, budget // 5))
 
@@ -236,8 +238,14 @@ def render_listing(skills: list[Skill], budget: int = DEFAULT_BUDGET,
     text = text.rstrip("\n")
     if len(text) > budget and note:
         text = text[: len(text) - len(note)] + _omission_note(omitted, 0)
-    return Listing(text=text, included=[e.skill.name for e in kept], omitted=sorted(omitted),
-                   shortened=sorted(shortened), budget=budget, fmt=fmt)
+    return Listing(
+        text=text,
+        included=[e.skill.name for e in kept],
+        omitted=sorted(omitted),
+        shortened=sorted(shortened),
+        budget=budget,
+        fmt=fmt,
+    )
 
 
 def _largest_cap(entries: list[_Entry], fits: Callable[[int], bool]) -> int | None:
@@ -255,8 +263,9 @@ def _largest_cap(entries: list[_Entry], fits: Callable[[int], bool]) -> int | No
     return low
 
 
-def _omit(entries: list[_Entry],
-          fits: Callable[[list[_Entry], list[str]], bool]) -> tuple[list[_Entry], list[str]]:
+def _omit(
+    entries: list[_Entry], fits: Callable[[list[_Entry], list[str]], bool]
+) -> tuple[list[_Entry], list[str]]:
     """Leave out the fewest skills (lowest priority, then last by name first) so ``fits``."""
     order = sorted(entries, key=lambda e: e.skill.name, reverse=True)
     order.sort(key=lambda e: e.skill.priority)
@@ -407,11 +416,12 @@ def load_skill(skill: Skill, arguments: str = "", token_cap: int = DEFAULT_TOKEN
             PERMISSION_DENIED when the file cannot be read.
     """
     if not skill.enabled:
-        raise SkilldeckError(ErrorCode.PERMISSION_DENIED,
-                             f"skill {skill.name!r} is disabled by the governance registry",
-                             name=skill.name)
-    warnings = [f"{d.code}: {d.message}" for d in skill.diagnostics
-                if d.severity is Severity.ERROR]
+        raise SkilldeckError(
+            ErrorCode.PERMISSION_DENIED,
+            f"skill {skill.name!r} is disabled by the governance registry",
+            name=skill.name,
+        )
+    warnings = [f"{d.code}: {d.message}" for d in skill.diagnostics if d.severity is Severity.ERROR]
     if skill.shadowed:
         warnings.append(f"skill is shadowed by {skill.shadowed_by}")
     raw = read_body(skill)
@@ -419,14 +429,16 @@ def load_skill(skill: Skill, arguments: str = "", token_cap: int = DEFAULT_TOKEN
     body, used, missing = substitute(raw[leading:], arguments, skill.base_dir)
     if missing:
         given = len(split_arguments(arguments))
-        warnings.append(f"body refers to argument(s) {', '.join(map(str, missing))} "
-                        f"but {given} argument(s) were given")
+        warnings.append(
+            f"body refers to argument(s) {', '.join(map(str, missing))} "
+            f"but {given} argument(s) were given"
+        )
     body_tokens = estimate_tokens(body)
     truncated = False
     if token_cap > 0 and body_tokens > token_cap:
         kept_text, kept, total_lines = _truncate_lines(body, token_cap)
         cut_tokens = body_tokens - estimate_tokens(kept_text)
-        body = (kept_text if kept_text.endswith("\n") or not kept_text else kept_text + "\n")
+        body = kept_text if kept_text.endswith("\n") or not kept_text else kept_text + "\n"
         resume = skill.body_line + leading + kept
         body += (
             f"\n[skilldeck: body truncated to about {token_cap} tokens: {total_lines - kept} of "
@@ -439,9 +451,17 @@ def load_skill(skill: Skill, arguments: str = "", token_cap: int = DEFAULT_TOKEN
     if arguments and not used:
         body = body.rstrip("\n") + f"\n\nARGUMENTS: {arguments}"
     text = f"Base directory for this skill: {skill.base_dir}\n\n{body}"
-    return LoadResult(name=skill.name, base_dir=skill.base_dir, text=text,
-                      tokens=estimate_tokens(text), truncated=truncated, arguments=arguments,
-                      warnings=warnings, path=skill.path, body_tokens=body_tokens)
+    return LoadResult(
+        name=skill.name,
+        base_dir=skill.base_dir,
+        text=text,
+        tokens=estimate_tokens(text),
+        truncated=truncated,
+        arguments=arguments,
+        warnings=warnings,
+        path=skill.path,
+        body_tokens=body_tokens,
+    )
 
 
 # ------------------------------------------------------------------------------- tier 3
@@ -491,9 +511,11 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 
 def _relative_parts(rel_path: str) -> list[str]:
     """Validated components of a resource path; INVALID_PARAM when unsafe."""
+
     def invalid(why: str) -> SkilldeckError:
-        return SkilldeckError(ErrorCode.INVALID_PARAM, f"invalid resource path {rel_path!r}: {why}",
-                              path=rel_path)
+        return SkilldeckError(
+            ErrorCode.INVALID_PARAM, f"invalid resource path {rel_path!r}: {why}", path=rel_path
+        )
 
     if not isinstance(rel_path, str) or not rel_path.strip():
         raise invalid("empty path")
@@ -539,18 +561,24 @@ def read_resource(skill: Skill, rel_path: str, byte_cap: int = DEFAULT_BYTE_CAP)
     candidate = os.path.join(skill.base_dir, *parts)
     real = os.path.realpath(candidate)
     if not _is_within(real, base_real):
-        raise SkilldeckError(ErrorCode.PERMISSION_DENIED,
-                             f"{rel!r} resolves outside the folder of skill {skill.name!r}",
-                             path=rel)
+        raise SkilldeckError(
+            ErrorCode.PERMISSION_DENIED,
+            f"{rel!r} resolves outside the folder of skill {skill.name!r}",
+            path=rel,
+        )
     if not os.path.exists(real):
         hints = suggest_names(rel, _nearby_files(skill, parts, base_real))
         hint = f"; did you mean {', '.join(hints)}?" if hints else ""
-        raise SkilldeckError(ErrorCode.NOT_FOUND,
-                             f"skill {skill.name!r} has no file {rel!r}{hint}",
-                             path=rel, suggestions=hints)
+        raise SkilldeckError(
+            ErrorCode.NOT_FOUND,
+            f"skill {skill.name!r} has no file {rel!r}{hint}",
+            path=rel,
+            suggestions=hints,
+        )
     if os.path.isdir(real):
-        raise SkilldeckError(ErrorCode.INVALID_PARAM,
-                             f"{rel!r} is a folder; give a file path", path=rel)
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM, f"{rel!r} is a folder; give a file path", path=rel
+        )
     data, size = _read_confined(real, rel, byte_cap)
     sniff = data[:BINARY_SNIFF_BYTES]
     text: str | None = None
@@ -563,9 +591,18 @@ def read_resource(skill: Skill, rel_path: str, byte_cap: int = DEFAULT_BYTE_CAP)
     if text is not None and text.startswith("\ufeff"):
         text = text[1:]
     mime = mimetypes.guess_type(parts[-1])[0] or (
-        "application/octet-stream" if binary else "text/plain")
-    return Resource(name=skill.name, path=rel, abs_path=Path(real), size=size, mime=mime,
-                    binary=binary, text=text, data=data)
+        "application/octet-stream" if binary else "text/plain"
+    )
+    return Resource(
+        name=skill.name,
+        path=rel,
+        abs_path=Path(real),
+        size=size,
+        mime=mime,
+        binary=binary,
+        text=text,
+        data=data,
+    )
 
 
 def _nearby_files(skill: Skill, parts: list[str], base_real: str) -> list[str]:
@@ -594,21 +631,28 @@ def _read_confined(real: str, rel: str, byte_cap: int) -> tuple[bytes, int]:
     except FileNotFoundError as exc:
         raise SkilldeckError(ErrorCode.NOT_FOUND, f"{rel!r} disappeared", path=rel) from exc
     except OSError as exc:
-        raise SkilldeckError(ErrorCode.PERMISSION_DENIED, f"cannot open {rel!r}: {exc.strerror}",
-                             path=rel) from exc
+        raise SkilldeckError(
+            ErrorCode.PERMISSION_DENIED, f"cannot open {rel!r}: {exc.strerror}", path=rel
+        ) from exc
     try:
         proc_link = f"/proc/self/fd/{fd}"
         if os.path.islink(proc_link) and os.readlink(proc_link) != real:
-            raise SkilldeckError(ErrorCode.PERMISSION_DENIED,
-                                 f"{rel!r} changed while it was being opened", path=rel)
+            raise SkilldeckError(
+                ErrorCode.PERMISSION_DENIED, f"{rel!r} changed while it was being opened", path=rel
+            )
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise SkilldeckError(ErrorCode.INVALID_PARAM, f"{rel!r} is not a regular file",
-                                 path=rel)
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM, f"{rel!r} is not a regular file", path=rel
+            )
         if info.st_size > byte_cap:
-            raise SkilldeckError(ErrorCode.INVALID_PARAM,
-                                 f"{rel!r} is {info.st_size} bytes, over the {byte_cap}-byte cap",
-                                 path=rel, size=info.st_size, cap=byte_cap)
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM,
+                f"{rel!r} is {info.st_size} bytes, over the {byte_cap}-byte cap",
+                path=rel,
+                size=info.st_size,
+                cap=byte_cap,
+            )
         chunks: list[bytes] = []
         remaining = byte_cap + 1
         while remaining > 0:
@@ -619,14 +663,19 @@ def _read_confined(real: str, rel: str, byte_cap: int) -> tuple[bytes, int]:
             remaining -= len(chunk)
         data = b"".join(chunks)
     except OSError as exc:
-        raise SkilldeckError(ErrorCode.PERMISSION_DENIED, f"cannot read {rel!r}: {exc.strerror}",
-                             path=rel) from exc
+        raise SkilldeckError(
+            ErrorCode.PERMISSION_DENIED, f"cannot read {rel!r}: {exc.strerror}", path=rel
+        ) from exc
     finally:
         os.close(fd)
     if len(data) > byte_cap:
-        raise SkilldeckError(ErrorCode.INVALID_PARAM,
-                             f"{rel!r} is over the {byte_cap}-byte cap", path=rel,
-                             size=len(data), cap=byte_cap)
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"{rel!r} is over the {byte_cap}-byte cap",
+            path=rel,
+            size=len(data),
+            cap=byte_cap,
+        )
     return data, len(data)
 
 
@@ -641,8 +690,14 @@ def suggest_names(name: str, names: list[str], n: int = 3) -> list[str]:
     """
     if not name or not names or n <= 0:
         return []
-    matches = process.extract(name, names, scorer=fuzz.WRatio, processor=utils.default_process,
-                              limit=n, score_cutoff=_SUGGEST_CUTOFF)
+    matches = process.extract(
+        name,
+        names,
+        scorer=fuzz.WRatio,
+        processor=utils.default_process,
+        limit=n,
+        score_cutoff=_SUGGEST_CUTOFF,
+    )
     if not matches:
         return []
     floor = matches[0][1] - _SUGGEST_SPREAD

@@ -107,8 +107,12 @@ class _Head:
 
 
 def _diag(
-    code: str, severity: Severity, message: str, path: Path,
-    line: int | None = None, column: int | None = None,
+    code: str,
+    severity: Severity,
+    message: str,
+    path: Path,
+    line: int | None = None,
+    column: int | None = None,
 ) -> Diagnostic:
     return Diagnostic(code, severity, message, path, line, column)
 
@@ -192,8 +196,12 @@ def parse_skill_file(
 
 
 def parse_path(
-    path: str, *, source: Source = Source.EXPLICIT, root: Path | None = None,
-    path_obj: Path | None = None, rel_id: str | None = None,
+    path: str,
+    *,
+    source: Source = Source.EXPLICIT,
+    root: Path | None = None,
+    path_obj: Path | None = None,
+    rel_id: str | None = None,
 ) -> Skill:
     """Parse the absolute path ``path`` without listing resources (discovery does that)."""
     p = path_obj or Path(path)
@@ -242,8 +250,13 @@ def parse_bytes(
 def _empty_skill(path: Path, source: Source, root: Path | None, rel_id: str | None) -> Skill:
     base = path.parent
     return Skill(
-        name=base.name, description="", path=path, base_dir=base, source=source,
-        root=root, rel_id=_rel_id(base, root) if rel_id is None else rel_id,
+        name=base.name,
+        description="",
+        path=path,
+        base_dir=base,
+        source=source,
+        root=root,
+        rel_id=_rel_id(base, root) if rel_id is None else rel_id,
     )
 
 
@@ -261,7 +274,8 @@ def _check_filename(skill: Skill) -> None:
     if skill.path.name != SKILL_FILE and skill.path.name.lower() == "skill.md":
         skill.diagnostics.append(
             _diag(
-                "SD109", Severity.WARNING,
+                "SD109",
+                Severity.WARNING,
                 f"file is named {skill.path.name}; the standard name is {SKILL_FILE}",
                 skill.path,
             )
@@ -291,7 +305,8 @@ def _fill(skill: Skill, head: _Head) -> None:
     if head.size > MAX_SKILL_BYTES:
         diags.append(
             _diag(
-                "SD108", Severity.WARNING,
+                "SD108",
+                Severity.WARNING,
                 f"file is {head.size} bytes, over the {MAX_SKILL_BYTES} byte cap; "
                 "only its frontmatter was read",
                 path,
@@ -300,8 +315,14 @@ def _fill(skill: Skill, head: _Head) -> None:
     for bom in _WIDE_BOMS:
         if data.startswith(bom):
             diags.append(
-                _diag("SD117", Severity.ERROR, "file is UTF-16 or UTF-32; save it as UTF-8",
-                      path, 1, 1)
+                _diag(
+                    "SD117",
+                    Severity.ERROR,
+                    "file is UTF-16 or UTF-32; save it as UTF-8",
+                    path,
+                    1,
+                    1,
+                )
             )
             skill.content_hash = hashlib.sha256(data[:_CHUNK]).hexdigest()
             return
@@ -312,9 +333,12 @@ def _fill(skill: Skill, head: _Head) -> None:
             _nul_diag(skill, data, nul)
         diags.append(
             _diag(
-                "SD114", Severity.ERROR,
+                "SD114",
+                Severity.ERROR,
                 f"no closing '---' within the first {MAX_FRONTMATTER_BYTES} bytes",
-                path, 1, 1,
+                path,
+                1,
+                1,
             )
         )
         skill.content_hash = hashlib.sha256(data[:MAX_FRONTMATTER_BYTES]).hexdigest()
@@ -325,8 +349,14 @@ def _fill(skill: Skill, head: _Head) -> None:
         if nul >= 0:
             _nul_diag(skill, data, nul)
         diags.append(
-            _diag("SD101", Severity.ERROR, "no frontmatter: the file must start with a '---' line",
-                  path, 1, 1)
+            _diag(
+                "SD101",
+                Severity.ERROR,
+                "no frontmatter: the file must start with a '---' line",
+                path,
+                1,
+                1,
+            )
         )
         skill.content_hash = hashlib.sha256(data[:_CHUNK]).hexdigest()
         return
@@ -335,8 +365,14 @@ def _fill(skill: Skill, head: _Head) -> None:
         if nul >= 0:
             _nul_diag(skill, data, nul)
         diags.append(
-            _diag("SD102", Severity.ERROR, "the frontmatter is never closed by a '---' line",
-                  path, 1, 1)
+            _diag(
+                "SD102",
+                Severity.ERROR,
+                "the frontmatter is never closed by a '---' line",
+                path,
+                1,
+                1,
+            )
         )
         skill.content_hash = hashlib.sha256(data).hexdigest()
         return
@@ -356,8 +392,14 @@ def _fill(skill: Skill, head: _Head) -> None:
         line = data.count(b"\n", 0, bad) + 1
         column = bad - (data.rfind(b"\n", 0, bad) + 1) + 1
         diags.append(
-            _diag("SD106", Severity.WARNING,
-                  "frontmatter is not valid UTF-8; bad bytes were replaced", path, line, column)
+            _diag(
+                "SD106",
+                Severity.WARNING,
+                "frontmatter is not valid UTF-8; bad bytes were replaced",
+                path,
+                line,
+                column,
+            )
         )
         text = raw.decode("utf-8", "replace")
     if "\x00" in text:
@@ -375,8 +417,14 @@ def _nul_diag(skill: Skill, data: bytes, pos: int) -> None:
     line = data.count(b"\n", 0, pos) + 1
     column = pos - (data.rfind(b"\n", 0, pos) + 1) + 1
     skill.diagnostics.append(
-        _diag("SD107", Severity.ERROR, "file contains NUL bytes (binary or mis-encoded?)",
-              skill.path, line, column)
+        _diag(
+            "SD107",
+            Severity.ERROR,
+            "file contains NUL bytes (binary or mis-encoded?)",
+            skill.path,
+            line,
+            column,
+        )
     )
 
 
@@ -419,20 +467,38 @@ def _load_yaml(skill: Skill, text: str) -> dict[str, Any] | None:
         loader.dispose()
     for key, line0, col0 in sorted(loader.duplicates, key=lambda d: (d[1], d[2])):
         skill.diagnostics.append(
-            _diag("SD105", Severity.WARNING, f"duplicate key {key!r}: the last value wins",
-                  path, line0 + _FM_LINE_OFFSET, col0 + 1)
+            _diag(
+                "SD105",
+                Severity.WARNING,
+                f"duplicate key {key!r}: the last value wins",
+                path,
+                line0 + _FM_LINE_OFFSET,
+                col0 + 1,
+            )
         )
     if not isinstance(data, dict):
         kind = type(data).__name__
         skill.diagnostics.append(
-            _diag("SD104", Severity.ERROR,
-                  f"the frontmatter must be a mapping of fields, not a {kind}", path, 2, 1)
+            _diag(
+                "SD104",
+                Severity.ERROR,
+                f"the frontmatter must be a mapping of fields, not a {kind}",
+                path,
+                2,
+                1,
+            )
         )
         return None
     if _too_big(data):
         skill.diagnostics.append(
-            _diag("SD115", Severity.ERROR,
-                  "frontmatter expands too much (aliases or recursion); ignored", path, 2, 1)
+            _diag(
+                "SD115",
+                Severity.ERROR,
+                "frontmatter expands too much (aliases or recursion); ignored",
+                path,
+                2,
+                1,
+            )
         )
         return None
     return {k if isinstance(k, str) else str(k): v for k, v in data.items()}
@@ -640,9 +706,12 @@ def _too_big(value: Any) -> bool:
 def _wrong_type(skill: Skill, key: str, expected: str, value: Any) -> None:
     skill.diagnostics.append(
         _diag(
-            "SD112", Severity.WARNING,
+            "SD112",
+            Severity.WARNING,
             f"{key!r} should be {expected}, not {type(value).__name__}",
-            skill.path, skill.field_lines.get(key.split(".")[0]), None,
+            skill.path,
+            skill.field_lines.get(key.split(".")[0]),
+            None,
         )
     )
 
@@ -828,9 +897,13 @@ def _triggers(skill: Skill, value: Any) -> Triggers:
         unknown = sorted(str(k) for k in value if k not in ("keywords", "verbs", "patterns"))
         if unknown:
             skill.diagnostics.append(
-                _diag("SD112", Severity.WARNING,
-                      f"'triggers' has unknown keys: {', '.join(unknown)}",
-                      skill.path, skill.field_lines.get("triggers"))
+                _diag(
+                    "SD112",
+                    Severity.WARNING,
+                    f"'triggers' has unknown keys: {', '.join(unknown)}",
+                    skill.path,
+                    skill.field_lines.get("triggers"),
+                )
             )
         return Triggers(
             keywords=_str_list(skill, "triggers.keywords", value.get("keywords")),
@@ -874,9 +947,13 @@ def _tools(skill: Skill, value: Any) -> list[ToolRef]:
             bad = True
     if bad:
         skill.diagnostics.append(
-            _diag("SD112", Severity.WARNING,
-                  "'tools' entries should be names or mappings with a 'name'",
-                  skill.path, skill.field_lines.get("tools"))
+            _diag(
+                "SD112",
+                Severity.WARNING,
+                "'tools' entries should be names or mappings with a 'name'",
+                skill.path,
+                skill.field_lines.get("tools"),
+            )
         )
     return refs
 
@@ -885,8 +962,10 @@ def _tools(skill: Skill, value: Any) -> list[ToolRef]:
 
 
 def list_resources(
-    base_dir: str, entries: list[os.DirEntry[str]] | None = None,
-    limit: int = MAX_RESOURCES, max_depth: int = MAX_RESOURCE_DEPTH,
+    base_dir: str,
+    entries: list[os.DirEntry[str]] | None = None,
+    limit: int = MAX_RESOURCES,
+    max_depth: int = MAX_RESOURCE_DEPTH,
 ) -> tuple[tuple[str, ...], bool]:
     """Files under ``base_dir`` other than the SKILL.md, relative POSIX paths, sorted.
 

@@ -68,8 +68,14 @@ class Registry:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             registry.diagnostics.append(
-                Diagnostic("SD210", Severity.WARNING, f"registry ignored: invalid JSON ({exc.msg})",
-                           path, exc.lineno, exc.colno)
+                Diagnostic(
+                    "SD210",
+                    Severity.WARNING,
+                    f"registry ignored: invalid JSON ({exc.msg})",
+                    path,
+                    exc.lineno,
+                    exc.colno,
+                )
             )
             return registry
         for name, raw in _raw_entries(data, registry):
@@ -221,4 +227,3 @@ def _atomic_write(path: Path, text: str) -> None:
         raise SkilldeckError(ErrorCode.PERMISSION_DENIED, f"cannot write {path}") from exc
     except OSError as exc:
         raise SkilldeckError(ErrorCode.EXECUTION_ERROR, f"cannot write {path}: {exc}") from exc
-

@@ -131,8 +131,11 @@ class Telemetry:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 self._pruned_day = day
                 self.prune(now)
-            record = {"ts": now.isoformat(timespec="milliseconds"), "event": event,
-                      "pid": os.getpid()}
+            record = {
+                "ts": now.isoformat(timespec="milliseconds"),
+                "event": event,
+                "pid": os.getpid(),
+            }
             record.update({k: v for k, v in fields.items() if k not in record})
             line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode()
             path = self.path_for(day)
@@ -203,8 +206,11 @@ class Telemetry:
         except OSError:
             return removed
         for path in entries:
-            day = file_day(path.with_suffix(FILE_SUFFIX)) if path.suffix == ".capped" else (
-                file_day(path))
+            day = (
+                file_day(path.with_suffix(FILE_SUFFIX))
+                if path.suffix == ".capped"
+                else (file_day(path))
+            )
             if day is not None and day < cutoff:
                 try:
                     path.unlink()
@@ -221,8 +227,9 @@ class Telemetry:
             return []
         return sorted(found, key=lambda p: p.name)
 
-    def events(self, since: datetime | None = None, event: str | None = None
-               ) -> Iterator[dict[str, Any]]:
+    def events(
+        self, since: datetime | None = None, event: str | None = None
+    ) -> Iterator[dict[str, Any]]:
         """Recorded events, oldest first, optionally filtered; bad lines are skipped."""
         since_utc = _as_utc(since) if since else None
         for path in self.files():
@@ -244,8 +251,9 @@ class Telemetry:
                         continue
                     yield record
 
-    def summarize(self, since: datetime | None = None, event: str | None = None,
-                  top: int = 10) -> dict[str, Any]:
+    def summarize(
+        self, since: datetime | None = None, event: str | None = None, top: int = 10
+    ) -> dict[str, Any]:
         """Counts per event and per day, top skills and authorization decisions."""
         per_event: Counter[str] = Counter()
         per_day: Counter[str] = Counter()

@@ -16,8 +16,9 @@ from skilldeck.core.sessions.model import AuditEntry, PruneResult, Session
 class SessionBackend(Protocol):
     """What a session store needs from its storage."""
 
-    def create_session(self, session_id: str, mode: str, label: str, actor: str,
-                       now: float) -> Session:
+    def create_session(
+        self, session_id: str, mode: str, label: str, actor: str, now: float
+    ) -> Session:
         """Insert a new session (audit action ``create``)."""
         ...
 
@@ -29,14 +30,22 @@ class SessionBackend(Protocol):
         """Snapshots, newest first."""
         ...
 
-    def activate_skill(self, session_id: str, name: str, allowed_tools: list[str],
-                       arguments: str, actor: str, now: float) -> bool:
+    def activate_skill(
+        self,
+        session_id: str,
+        name: str,
+        allowed_tools: list[str],
+        arguments: str,
+        actor: str,
+        now: float,
+    ) -> bool:
         """Add or refresh an active skill (audit ``activate``); pending requests its
         allowed tools cover are resolved."""
         ...
 
-    def set_tool_state(self, session_id: str, tool: str, state: str | None, actor: str,
-                       now: float) -> bool:
+    def set_tool_state(
+        self, session_id: str, tool: str, state: str | None, actor: str, now: float
+    ) -> bool:
         """Mark ``tool`` approved/denied (None: forget), dropping it from pending."""
         ...
 
@@ -52,19 +61,26 @@ class SessionBackend(Protocol):
         """Mark the session ended (audit ``end``)."""
         ...
 
-    def append_audit(self, session_id: str | None, actor: str, action: str, subject: str,
-                     detail: dict[str, Any], now: float) -> int:
+    def append_audit(
+        self,
+        session_id: str | None,
+        actor: str,
+        action: str,
+        subject: str,
+        detail: dict[str, Any],
+        now: float,
+    ) -> int:
         """Append one audit row without another change; return its id."""
         ...
 
-    def prune(self, ended_before: float, audit_before: float, actor: str,
-              now: float) -> PruneResult:
+    def prune(
+        self, ended_before: float, audit_before: float, actor: str, now: float
+    ) -> PruneResult:
         """Delete sessions ended before ``ended_before`` and audit rows older than
         ``audit_before``; the audit of pruned sessions stays until its own retention."""
         ...
 
-    def audit(self, session_id: str | None, since_id: int, limit: int | None
-              ) -> list[AuditEntry]:
+    def audit(self, session_id: str | None, since_id: int, limit: int | None) -> list[AuditEntry]:
         """Audit rows with id > ``since_id``, oldest first."""
         ...
 

@@ -141,11 +141,16 @@ class SqliteBackend:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise SkilldeckError(ErrorCode.EXECUTION_ERROR,
-                                 f"cannot create {path.parent}: {exc}", path=str(path)) from exc
+            raise SkilldeckError(
+                ErrorCode.EXECUTION_ERROR, f"cannot create {path.parent}: {exc}", path=str(path)
+            ) from exc
         try:
-            self._conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
-                                         isolation_level=None, check_same_thread=False)
+            self._conn = sqlite3.connect(
+                str(path),
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
         except sqlite3.Error as exc:
             raise self._corrupt(exc) from exc
         try:
@@ -161,9 +166,12 @@ class SqliteBackend:
         except FileNotFoundError:
             return
         except OSError as exc:
-            raise SkilldeckError(ErrorCode.EXECUTION_ERROR,
-                                 f"cannot read sessions database {self.path}: {exc}",
-                                 path=str(self.path), diagnostic="SS002") from exc
+            raise SkilldeckError(
+                ErrorCode.EXECUTION_ERROR,
+                f"cannot read sessions database {self.path}: {exc}",
+                path=str(self.path),
+                diagnostic="SS002",
+            ) from exc
         if head and head != SQLITE_MAGIC:
             raise self._corrupt("file is not a database")
 
@@ -173,13 +181,15 @@ class SqliteBackend:
             return SkilldeckError(
                 ErrorCode.EXECUTION_ERROR,
                 f"cannot open sessions database {self.path} for writing ({exc})",
-                path=str(self.path), diagnostic="SS002",
+                path=str(self.path),
+                diagnostic="SS002",
             )
         return SkilldeckError(
             ErrorCode.EXECUTION_ERROR,
             f"sessions database {self.path} is unreadable or damaged ({exc}); it was left "
             "untouched: move it aside to start a new one",
-            path=str(self.path), diagnostic="SS001",
+            path=str(self.path),
+            diagnostic="SS001",
         )
 
     def _setup(self) -> None:
@@ -191,12 +201,14 @@ class SqliteBackend:
                 ErrorCode.EXECUTION_ERROR,
                 f"sessions database {self.path} has schema {version}, newer than this "
                 f"skilldeck understands ({SCHEMA_VERSION})",
-                path=str(self.path), diagnostic="SS003",
+                path=str(self.path),
+                diagnostic="SS003",
             )
         self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         if version < SCHEMA_VERSION:
+
             def create() -> None:
                 with self._tx() as cur:
                     if int(cur.execute("PRAGMA user_version").fetchone()[0]) < SCHEMA_VERSION:
@@ -257,20 +269,34 @@ class SqliteBackend:
                     raise SkilldeckError(
                         ErrorCode.EXECUTION_ERROR,
                         f"sessions database {self.path} stayed busy: {exc}",
-                        path=str(self.path), diagnostic="SS004",
+                        path=str(self.path),
+                        diagnostic="SS004",
                     ) from exc
                 raise self._corrupt(exc) from exc
             except sqlite3.DatabaseError as exc:
                 raise self._corrupt(exc) from exc
 
     @staticmethod
-    def _audit(cur: sqlite3.Cursor, session_id: str | None, actor: str, action: str,
-               subject: str, detail: dict[str, Any], now: float) -> int:
+    def _audit(
+        cur: sqlite3.Cursor,
+        session_id: str | None,
+        actor: str,
+        action: str,
+        subject: str,
+        detail: dict[str, Any],
+        now: float,
+    ) -> int:
         cur.execute(
             "INSERT INTO audit (time, session_id, actor, action, subject, detail) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (now, session_id, actor, action, subject,
-             json.dumps(detail, ensure_ascii=False, sort_keys=True, default=str)),
+            (
+                now,
+                session_id,
+                actor,
+                action,
+                subject,
+                json.dumps(detail, ensure_ascii=False, sort_keys=True, default=str),
+            ),
         )
         return int(cur.lastrowid or 0)
 
@@ -281,22 +307,26 @@ class SqliteBackend:
 
     # --- SessionBackend -------------------------------------------------------------------
 
-    def create_session(self, session_id: str, mode: str, label: str, actor: str,
-                       now: float) -> Session:
+    def create_session(
+        self, session_id: str, mode: str, label: str, actor: str, now: float
+    ) -> Session:
         """Insert a new session (audit action ``create``)."""
+
         def action(cur: sqlite3.Cursor) -> None:
             cur.execute(
                 "INSERT INTO sessions (id, created, mode, label, created_by) VALUES (?,?,?,?,?)",
                 (session_id, now, mode, label, actor),
             )
-            self._audit(cur, session_id, actor, "create", session_id,
-                        {"mode": mode, "label": label}, now)
+            self._audit(
+                cur, session_id, actor, "create", session_id, {"mode": mode, "label": label}, now
+            )
 
         self._write(action)
         return Session(id=session_id, created=now, mode=mode, label=label, created_by=actor)
 
     def get_session(self, session_id: str) -> Session | None:
         """Snapshot of one session, or None."""
+
         def action(cur: sqlite3.Cursor) -> Session | None:
             row = cur.execute(
                 "SELECT id, created, mode, label, created_by, ended FROM sessions WHERE id = ?",
@@ -321,11 +351,13 @@ class SqliteBackend:
 
     @staticmethod
     def _load(cur: sqlite3.Cursor, row: tuple[Any, ...]) -> Session:
-        session = Session(id=row[0], created=row[1], mode=row[2], label=row[3],
-                          created_by=row[4], ended=row[5])
+        session = Session(
+            id=row[0], created=row[1], mode=row[2], label=row[3], created_by=row[4], ended=row[5]
+        )
         for name, tools, arguments, actor, activated in cur.execute(
             "SELECT name, allowed_tools, arguments, actor, activated FROM session_skills "
-            "WHERE session_id = ? ORDER BY activated, name", (session.id,)
+            "WHERE session_id = ? ORDER BY activated, name",
+            (session.id,),
         ):
             try:
                 parsed = json.loads(tools)
@@ -338,16 +370,27 @@ class SqliteBackend:
             (session.id,),
         ):
             (session.approved if state == "approved" else session.denied).append(tool)
-        session.pending = [r[0] for r in cur.execute(
-            "SELECT tool FROM pending WHERE session_id = ? ORDER BY requested, tool",
-            (session.id,),
-        )]
+        session.pending = [
+            r[0]
+            for r in cur.execute(
+                "SELECT tool FROM pending WHERE session_id = ? ORDER BY requested, tool",
+                (session.id,),
+            )
+        ]
         return session
 
-    def activate_skill(self, session_id: str, name: str, allowed_tools: list[str],
-                       arguments: str, actor: str, now: float) -> bool:
+    def activate_skill(
+        self,
+        session_id: str,
+        name: str,
+        allowed_tools: list[str],
+        arguments: str,
+        actor: str,
+        now: float,
+    ) -> bool:
         """Add or refresh an active skill (audit ``activate``); pending requests its
         allowed tools cover are resolved."""
+
         def action(cur: sqlite3.Cursor) -> bool:
             if not self._exists(cur, session_id):
                 return False
@@ -358,28 +401,41 @@ class SqliteBackend:
                 " actor = excluded.actor, activated = excluded.activated",
                 (session_id, name, json.dumps(allowed_tools), arguments, actor, now),
             )
-            waiting = [r[0] for r in cur.execute(
-                "SELECT tool FROM pending WHERE session_id = ?", (session_id,))]
+            waiting = [
+                r[0]
+                for r in cur.execute("SELECT tool FROM pending WHERE session_id = ?", (session_id,))
+            ]
             covered = [t for t in waiting if any(tool_matches(a, t) for a in allowed_tools)]
             for tool in covered:
-                cur.execute("DELETE FROM pending WHERE session_id = ? AND tool = ?",
-                            (session_id, tool))
-            self._audit(cur, session_id, actor, "activate", name,
-                        {"allowed_tools": allowed_tools, "arguments": arguments,
-                         "resolved": covered}, now)
+                cur.execute(
+                    "DELETE FROM pending WHERE session_id = ? AND tool = ?", (session_id, tool)
+                )
+            self._audit(
+                cur,
+                session_id,
+                actor,
+                "activate",
+                name,
+                {"allowed_tools": allowed_tools, "arguments": arguments, "resolved": covered},
+                now,
+            )
             return True
 
         return self._write(action)
 
-    def set_tool_state(self, session_id: str, tool: str, state: str | None, actor: str,
-                       now: float) -> bool:
+    def set_tool_state(
+        self, session_id: str, tool: str, state: str | None, actor: str, now: float
+    ) -> bool:
         """Mark ``tool`` approved/denied (None: forget), dropping it from pending."""
+
         def action(cur: sqlite3.Cursor) -> bool:
             if not self._exists(cur, session_id):
                 return False
             if state is None:
-                cur.execute("DELETE FROM session_tools WHERE session_id = ? AND tool = ?",
-                            (session_id, tool))
+                cur.execute(
+                    "DELETE FROM session_tools WHERE session_id = ? AND tool = ?",
+                    (session_id, tool),
+                )
             else:
                 cur.execute(
                     "INSERT INTO session_tools (session_id, tool, state, actor, time) "
@@ -387,23 +443,34 @@ class SqliteBackend:
                     "state = excluded.state, actor = excluded.actor, time = excluded.time",
                     (session_id, tool, state, actor, now),
                 )
-            waiting = [r[0] for r in cur.execute(
-                "SELECT tool FROM pending WHERE session_id = ?", (session_id,))]
+            waiting = [
+                r[0]
+                for r in cur.execute("SELECT tool FROM pending WHERE session_id = ?", (session_id,))
+            ]
             covered = [t for t in waiting if t == tool or tool_matches(tool, t)]
             dropped = sum(
-                cur.execute("DELETE FROM pending WHERE session_id = ? AND tool = ?",
-                            (session_id, t)).rowcount
+                cur.execute(
+                    "DELETE FROM pending WHERE session_id = ? AND tool = ?", (session_id, t)
+                ).rowcount
                 for t in (covered if state is not None else [tool])
             )
             verb = {"approved": "approve", "denied": "deny", None: "revoke"}[state]
-            self._audit(cur, session_id, actor, verb, tool,
-                        {"was_pending": dropped > 0, "resolved": dropped}, now)
+            self._audit(
+                cur,
+                session_id,
+                actor,
+                verb,
+                tool,
+                {"was_pending": dropped > 0, "resolved": dropped},
+                now,
+            )
             return True
 
         return self._write(action)
 
     def set_mode(self, session_id: str, mode: str, actor: str, now: float) -> bool:
         """Change the policy mode (audit ``mode``)."""
+
         def action(cur: sqlite3.Cursor) -> bool:
             row = cur.execute("SELECT mode FROM sessions WHERE id = ?", (session_id,)).fetchone()
             if row is None:
@@ -416,12 +483,14 @@ class SqliteBackend:
 
     def add_pending(self, session_id: str, tool: str, actor: str, now: float) -> bool:
         """Queue an approval request; True when it was not already pending."""
+
         def action(cur: sqlite3.Cursor) -> bool:
             if not self._exists(cur, session_id):
                 return False
             added = cur.execute(
                 "INSERT OR IGNORE INTO pending (session_id, tool, actor, requested) "
-                "VALUES (?,?,?,?)", (session_id, tool, actor, now),
+                "VALUES (?,?,?,?)",
+                (session_id, tool, actor, now),
             ).rowcount
             if added:
                 self._audit(cur, session_id, actor, "request", tool, {}, now)
@@ -431,9 +500,9 @@ class SqliteBackend:
 
     def end_session(self, session_id: str, actor: str, now: float) -> bool:
         """Mark the session ended (audit ``end``); ending twice keeps the first time."""
+
         def action(cur: sqlite3.Cursor) -> bool:
-            row = cur.execute("SELECT ended FROM sessions WHERE id = ?",
-                              (session_id,)).fetchone()
+            row = cur.execute("SELECT ended FROM sessions WHERE id = ?", (session_id,)).fetchone()
             if row is None:
                 return False
             if row[0] is None:
@@ -444,33 +513,54 @@ class SqliteBackend:
 
         return self._write(action)
 
-    def append_audit(self, session_id: str | None, actor: str, action: str, subject: str,
-                     detail: dict[str, Any], now: float) -> int:
+    def append_audit(
+        self,
+        session_id: str | None,
+        actor: str,
+        action: str,
+        subject: str,
+        detail: dict[str, Any],
+        now: float,
+    ) -> int:
         """Append one audit row without another change; return its id."""
-        return self._write(lambda cur: self._audit(cur, session_id, actor, action, subject,
-                                                   detail, now))
+        return self._write(
+            lambda cur: self._audit(cur, session_id, actor, action, subject, detail, now)
+        )
 
-    def prune(self, ended_before: float, audit_before: float, actor: str,
-              now: float) -> PruneResult:
+    def prune(
+        self, ended_before: float, audit_before: float, actor: str, now: float
+    ) -> PruneResult:
         """Delete old ended sessions and audit rows older than the retention."""
+
         def action(cur: sqlite3.Cursor) -> PruneResult:
             sessions = cur.execute(
                 "DELETE FROM sessions WHERE ended IS NOT NULL AND ended < ?", (ended_before,)
             ).rowcount
-            cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES "
-                        "('audit_prune_before', ?)", (repr(audit_before),))
+            cur.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('audit_prune_before', ?)",
+                (repr(audit_before),),
+            )
             audit = cur.execute("DELETE FROM audit WHERE time < ?", (audit_before,)).rowcount
             cur.execute("DELETE FROM meta WHERE key = 'audit_prune_before'")
             result = PruneResult(sessions=sessions, audit=audit)
-            self._audit(cur, None, actor, "prune", "", {
-                **result.to_dict(), "ended_before": ended_before, "audit_before": audit_before,
-            }, now)
+            self._audit(
+                cur,
+                None,
+                actor,
+                "prune",
+                "",
+                {
+                    **result.to_dict(),
+                    "ended_before": ended_before,
+                    "audit_before": audit_before,
+                },
+                now,
+            )
             return result
 
         return self._write(action)
 
-    def audit(self, session_id: str | None, since_id: int, limit: int | None
-              ) -> list[AuditEntry]:
+    def audit(self, session_id: str | None, since_id: int, limit: int | None) -> list[AuditEntry]:
         """Audit rows with id > ``since_id``, oldest first."""
         sql = "SELECT id, time, session_id, actor, action, subject, detail FROM audit WHERE id > ?"
         params: list[Any] = [since_id]
@@ -489,14 +579,24 @@ class SqliteBackend:
                     detail = json.loads(row[6])
                 except ValueError:
                     detail = {"raw": row[6]}
-                entries.append(AuditEntry(row[0], row[1], row[2], row[3], row[4], row[5],
-                                          detail if isinstance(detail, dict) else {}))
+                entries.append(
+                    AuditEntry(
+                        row[0],
+                        row[1],
+                        row[2],
+                        row[3],
+                        row[4],
+                        row[5],
+                        detail if isinstance(detail, dict) else {},
+                    )
+                )
             return entries
 
         return self._read(action)
 
     def last_audit_id(self) -> int:
         """Highest audit id (0 when empty)."""
+
         def action(cur: sqlite3.Cursor) -> int:
             row = cur.execute("SELECT MAX(id) FROM audit").fetchone()
             return int(row[0] or 0)

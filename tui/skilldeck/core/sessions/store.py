@@ -50,8 +50,10 @@ def _clean_tool(tool: str) -> str:
 def check_mode(mode: str) -> str:
     """``mode`` if it is a policy mode, else SkilldeckError INVALID_PARAM."""
     if mode not in MODES:
-        raise SkilldeckError(ErrorCode.INVALID_PARAM,
-                             f"unknown session mode {mode!r} (choose from {', '.join(MODES)})")
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"unknown session mode {mode!r} (choose from {', '.join(MODES)})",
+        )
     return mode
 
 
@@ -68,9 +70,14 @@ class SessionStore:
         SkilldeckError: EXECUTION_ERROR when the database is damaged (diagnostic SS001).
     """
 
-    def __init__(self, path: Path | None = None, *, settings: Settings | None = None,
-                 backend: SessionBackend | None = None,
-                 telemetry: Telemetry | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        settings: Settings | None = None,
+        backend: SessionBackend | None = None,
+        telemetry: Telemetry | None = None,
+    ) -> None:
         self.settings = settings or load_settings()
         self.path = path or self.settings.sessions_db
         self.backend: SessionBackend = backend or SqliteBackend(self.path)
@@ -89,12 +96,10 @@ class SessionStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def create(self, mode: str | None = None, actor: str = "operator",
-               label: str = "") -> Session:
+    def create(self, mode: str | None = None, actor: str = "operator", label: str = "") -> Session:
         """Start a session (mode defaults to ``settings.session_mode``)."""
         chosen = check_mode(mode or self.settings.session_mode)
-        return self.backend.create_session(secrets.token_hex(6), chosen, label, actor,
-                                           time.time())
+        return self.backend.create_session(secrets.token_hex(6), chosen, label, actor, time.time())
 
     def find(self, session_id: str) -> Session | None:
         """The session, or None."""
@@ -109,8 +114,9 @@ class SessionStore:
 
     @staticmethod
     def _unknown(session_id: str) -> SkilldeckError:
-        return SkilldeckError(ErrorCode.NOT_FOUND, f"no session with id {session_id!r}",
-                              session=session_id)
+        return SkilldeckError(
+            ErrorCode.NOT_FOUND, f"no session with id {session_id!r}", session=session_id
+        )
 
     def list(self, include_ended: bool = False) -> builtins.list[Session]:
         """Sessions, newest first."""
@@ -120,37 +126,55 @@ class SessionStore:
         if not ok:
             raise self._unknown(session_id)
 
-    def activate_skill(self, session_id: str, name: str,
-                       allowed_tools: builtins.list[str] | tuple[str, ...] = (),
-                       actor: str = "agent", arguments: str = "") -> Session:
+    def activate_skill(
+        self,
+        session_id: str,
+        name: str,
+        allowed_tools: builtins.list[str] | tuple[str, ...] = (),
+        actor: str = "agent",
+        arguments: str = "",
+    ) -> Session:
         """Mark a skill active; its ``allowed-tools`` join the session's allowlist."""
         tools = [_clean_tool(t) for t in allowed_tools if str(t).strip()]
-        self._require(self.backend.activate_skill(session_id, name, tools, arguments, actor,
-                                                  time.time()), session_id)
+        self._require(
+            self.backend.activate_skill(session_id, name, tools, arguments, actor, time.time()),
+            session_id,
+        )
         return self.get(session_id)
 
     def approve(self, session_id: str, tool: str, actor: str = "operator") -> Session:
         """Approve a tool for the session (replaces a denial, clears it from pending)."""
-        self._require(self.backend.set_tool_state(session_id, _clean_tool(tool), "approved",
-                                                  actor, time.time()), session_id)
+        self._require(
+            self.backend.set_tool_state(
+                session_id, _clean_tool(tool), "approved", actor, time.time()
+            ),
+            session_id,
+        )
         return self.get(session_id)
 
     def deny(self, session_id: str, tool: str, actor: str = "operator") -> Session:
         """Deny a tool for the session; a denial wins over approvals and allowlists."""
-        self._require(self.backend.set_tool_state(session_id, _clean_tool(tool), "denied",
-                                                  actor, time.time()), session_id)
+        self._require(
+            self.backend.set_tool_state(
+                session_id, _clean_tool(tool), "denied", actor, time.time()
+            ),
+            session_id,
+        )
         return self.get(session_id)
 
     def revoke(self, session_id: str, tool: str, actor: str = "operator") -> Session:
         """Forget an approval or denial of ``tool``."""
-        self._require(self.backend.set_tool_state(session_id, _clean_tool(tool), None,
-                                                  actor, time.time()), session_id)
+        self._require(
+            self.backend.set_tool_state(session_id, _clean_tool(tool), None, actor, time.time()),
+            session_id,
+        )
         return self.get(session_id)
 
     def set_mode(self, session_id: str, mode: str, actor: str = "operator") -> Session:
         """Change the session's policy mode."""
-        self._require(self.backend.set_mode(session_id, check_mode(mode), actor, time.time()),
-                      session_id)
+        self._require(
+            self.backend.set_mode(session_id, check_mode(mode), actor, time.time()), session_id
+        )
         return self.get(session_id)
 
     def pending(self, session_id: str) -> builtins.list[str]:
@@ -193,28 +217,43 @@ class SessionStore:
         if decision.requires_approval and session is not None and name not in session.pending:
             self.backend.add_pending(session_id, name, actor, time.time())
         elif decision.reason == "permissive":
-            log.warning("session %s: %s allowed only because the mode is permissive",
-                        session_id, name)
-            self.backend.append_audit(session_id, actor, "permissive_allow", name, {},
-                                      time.time())
-        self.telemetry.emit("tool_authorization", session=session_id, tool=name,
-                            decision=decision.decision, reason=decision.reason, actor=actor)
+            log.warning(
+                "session %s: %s allowed only because the mode is permissive", session_id, name
+            )
+            self.backend.append_audit(session_id, actor, "permissive_allow", name, {}, time.time())
+        self.telemetry.emit(
+            "tool_authorization",
+            session=session_id,
+            tool=name,
+            decision=decision.decision,
+            reason=decision.reason,
+            actor=actor,
+        )
         return decision
 
-    def prune(self, older_than_days: float = 30.0, *, audit_retention_days: float | None = None,
-              actor: str = "operator") -> PruneResult:
+    def prune(
+        self,
+        older_than_days: float = 30.0,
+        *,
+        audit_retention_days: float | None = None,
+        actor: str = "operator",
+    ) -> PruneResult:
         """Delete sessions ended more than ``older_than_days`` ago.
 
         Their audit rows stay; audit rows older than ``audit_retention_days`` (default
         ``settings.audit_retention_days``) are deleted, whatever their session.
         """
         now = time.time()
-        retention = (self.settings.audit_retention_days if audit_retention_days is None
-                     else audit_retention_days)
+        retention = (
+            self.settings.audit_retention_days
+            if audit_retention_days is None
+            else audit_retention_days
+        )
         return self.backend.prune(now - older_than_days * DAY, now - retention * DAY, actor, now)
 
-    def audit(self, session_id: str | None = None, since_id: int = 0,
-              limit: int | None = None) -> builtins.list[AuditEntry]:
+    def audit(
+        self, session_id: str | None = None, since_id: int = 0, limit: int | None = None
+    ) -> builtins.list[AuditEntry]:
         """Audit rows (one session's, or all) with id > ``since_id``, oldest first."""
         return self.backend.audit(session_id, since_id, limit)
 

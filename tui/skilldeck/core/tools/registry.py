@@ -43,9 +43,25 @@ from skilldeck.core.sessions.model import split_tool
 from skilldeck.core.tools.stdio_client import McpQueryError, ServerSpec, list_tools
 
 BUILTIN_TOOLS: tuple[str, ...] = (
-    "Read", "Write", "Edit", "MultiEdit", "Grep", "Glob", "LS", "Bash", "BashOutput",
-    "KillShell", "WebFetch", "WebSearch", "Task", "TodoWrite", "NotebookEdit", "NotebookRead",
-    "Skill", "SlashCommand", "ExitPlanMode",
+    "Read",
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "Grep",
+    "Glob",
+    "LS",
+    "Bash",
+    "BashOutput",
+    "KillShell",
+    "WebFetch",
+    "WebSearch",
+    "Task",
+    "TodoWrite",
+    "NotebookEdit",
+    "NotebookRead",
+    "Skill",
+    "SlashCommand",
+    "ExitPlanMode",
 )
 VALIDATION_MODES = ("strict", "warn", "ignore")
 MCP_CONFIG_NAME = ".mcp.json"
@@ -73,8 +89,12 @@ class ToolInfo:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"name": self.name, "source": self.source, "hidden": self.hidden,
-                "description": self.description}
+        return {
+            "name": self.name,
+            "source": self.source,
+            "hidden": self.hidden,
+            "description": self.description,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +119,14 @@ class ToolStatus:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"name": self.name, "required": self.required, "status": self.status,
-                "source": self.source, "origins": list(self.origins), "purpose": self.purpose}
+        return {
+            "name": self.name,
+            "required": self.required,
+            "status": self.status,
+            "source": self.source,
+            "origins": list(self.origins),
+            "purpose": self.purpose,
+        }
 
 
 @dataclass(slots=True)
@@ -160,8 +186,11 @@ class McpServerStatus:
         """JSON-ready form."""
         return {
             "name": self.name,
-            "queried_at": (datetime.fromtimestamp(self.queried_at, UTC).isoformat(
-                timespec="seconds") if self.queried_at else None),
+            "queried_at": (
+                datetime.fromtimestamp(self.queried_at, UTC).isoformat(timespec="seconds")
+                if self.queried_at
+                else None
+            ),
             "tools": list(self.tools),
             "error": self.error,
             "kind": self.kind,
@@ -194,39 +223,59 @@ def read_mcp_config(path: Path) -> tuple[list[ServerSpec], list[Diagnostic]]:
     except FileNotFoundError:
         return [], [Diagnostic("ST101", Severity.WARNING, f"{path} does not exist", path=path)]
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return [], [Diagnostic("ST101", Severity.WARNING, f"cannot read MCP config: {exc}",
-                               path=path)]
+        return [], [
+            Diagnostic("ST101", Severity.WARNING, f"cannot read MCP config: {exc}", path=path)
+        ]
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
-        return [], [Diagnostic("ST101", Severity.WARNING,
-                               "MCP config has no 'mcpServers' object", path=path)]
+        return [], [
+            Diagnostic(
+                "ST101", Severity.WARNING, "MCP config has no 'mcpServers' object", path=path
+            )
+        ]
     specs: list[ServerSpec] = []
     for name, entry in servers.items():
         if not isinstance(entry, dict):
-            diags.append(Diagnostic("ST102", Severity.WARNING,
-                                    f"MCP server {name!r}: entry is not an object", path=path))
+            diags.append(
+                Diagnostic(
+                    "ST102",
+                    Severity.WARNING,
+                    f"MCP server {name!r}: entry is not an object",
+                    path=path,
+                )
+            )
             continue
         kind = entry.get("type", "stdio")
         command = entry.get("command")
         if kind != "stdio" or not isinstance(command, str) or not command.strip():
             why = f"type {kind!r} is not stdio" if kind != "stdio" else "no 'command'"
-            diags.append(Diagnostic("ST102", Severity.INFO,
-                                    f"MCP server {name!r} not queried: {why}", path=path))
+            diags.append(
+                Diagnostic(
+                    "ST102", Severity.INFO, f"MCP server {name!r} not queried: {why}", path=path
+                )
+            )
             continue
         args = entry.get("args", [])
         env = entry.get("env", {})
         if not isinstance(args, list) or not isinstance(env, dict):
-            diags.append(Diagnostic("ST102", Severity.WARNING,
-                                    f"MCP server {name!r}: 'args' must be a list and 'env' "
-                                    "an object", path=path))
+            diags.append(
+                Diagnostic(
+                    "ST102",
+                    Severity.WARNING,
+                    f"MCP server {name!r}: 'args' must be a list and 'env' an object",
+                    path=path,
+                )
+            )
             continue
-        specs.append(ServerSpec(
-            name=str(name),
-            command=_expand(command),
-            args=[_expand(str(a)) for a in args],
-            env={str(k): _expand(str(v)) for k, v in env.items()},
-            cwd=path.parent,
-        ))
+        specs.append(
+            ServerSpec(
+                name=str(name),
+                command=_expand(command),
+                args=[_expand(str(a)) for a in args],
+                env={str(k): _expand(str(v)) for k, v in env.items()},
+                cwd=path.parent,
+            )
+        )
     return specs, diags
 
 
@@ -274,8 +323,9 @@ def query_server(spec: ServerSpec, timeout: float = 10.0) -> McpServerStatus:
             if isinstance(description, str):
                 status.descriptions[tool["name"]] = " ".join(description.split())[:200]
     except McpQueryError as exc:
-        status.error = exc.message + (f" (stderr: {exc.stderr.splitlines()[-1]})"
-                                      if exc.stderr.strip() else "")
+        status.error = exc.message + (
+            f" (stderr: {exc.stderr.splitlines()[-1]})" if exc.stderr.strip() else ""
+        )
         status.kind = exc.kind
     return status
 
@@ -301,8 +351,14 @@ class ToolRegistry:
         self._cache = McpCache()
 
     @classmethod
-    def load(cls, settings: Settings | None = None, cwd: Path | None = None, *,
-             query_missing: bool = False, timeout: float = 10.0) -> ToolRegistry:
+    def load(
+        cls,
+        settings: Settings | None = None,
+        cwd: Path | None = None,
+        *,
+        query_missing: bool = False,
+        timeout: float = 10.0,
+    ) -> ToolRegistry:
         """Gather tools from the preset, the tools file and cached MCP answers.
 
         Args:
@@ -334,7 +390,8 @@ class ToolRegistry:
             return
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             self._base_diagnostics.append(
-                Diagnostic("ST001", Severity.WARNING, f"tools file ignored: {exc}", path=path))
+                Diagnostic("ST001", Severity.WARNING, f"tools file ignored: {exc}", path=path)
+            )
             return
         if data.get("builtin") is False:
             self._builtin = False
@@ -351,10 +408,14 @@ class ToolRegistry:
             if isinstance(entry, str) and entry.strip():
                 self._file_tools.append(ToolInfo(entry.strip(), "tools-file"))
             elif isinstance(entry, dict) and isinstance(entry.get("name"), str):
-                self._file_tools.append(ToolInfo(
-                    entry["name"].strip(), "tools-file", hidden=entry.get("hidden") is True,
-                    description=str(entry.get("description", "")),
-                ))
+                self._file_tools.append(
+                    ToolInfo(
+                        entry["name"].strip(),
+                        "tools-file",
+                        hidden=entry.get("hidden") is True,
+                        description=str(entry.get("description", "")),
+                    )
+                )
             else:
                 self._bad_entry(path, f"tools entry {entry!r} has no name")
 
@@ -380,8 +441,9 @@ class ToolRegistry:
                 kind=entry.get("kind"),
             )
 
-    def refresh_mcp(self, servers: list[str] | None = None, timeout: float = 10.0
-                    ) -> list[McpServerStatus]:
+    def refresh_mcp(
+        self, servers: list[str] | None = None, timeout: float = 10.0
+    ) -> list[McpServerStatus]:
         """Query MCP servers now (all, or the named ones), cache and apply the answers."""
         chosen = [s for s in self.servers if servers is None or s.name in servers]
         if chosen:
@@ -429,15 +491,25 @@ class ToolRegistry:
             status = self.mcp_status.get(spec.name)
             where = self.mcp_config
             if status is None:
-                diags.append(Diagnostic(
-                    "ST106", Severity.INFO,
-                    f"MCP server {spec.name!r} not queried yet (run 'skilldeck tools --refresh')",
-                    path=where))
+                diags.append(
+                    Diagnostic(
+                        "ST106",
+                        Severity.INFO,
+                        f"MCP server {spec.name!r} not queried yet "
+                        "(run 'skilldeck tools --refresh')",
+                        path=where,
+                    )
+                )
                 continue
             if status.error:
-                diags.append(Diagnostic(
-                    _KIND_CODE.get(status.kind or "", "ST104"), Severity.WARNING,
-                    f"MCP server {spec.name!r}: {status.error}", path=where))
+                diags.append(
+                    Diagnostic(
+                        _KIND_CODE.get(status.kind or "", "ST104"),
+                        Severity.WARNING,
+                        f"MCP server {spec.name!r}: {status.error}",
+                        path=where,
+                    )
+                )
             source = f"mcp:{spec.name}"
             for tool in status.tools:
                 text = str(status.descriptions.get(tool, ""))
@@ -499,9 +571,11 @@ class ToolRegistry:
                 result.available.append(name)
             if required and status != "available":
                 result.complete = False
-            result.entries.append(ToolStatus(name, required, status,
-                                             info.source if info else None, tuple(origins),
-                                             purpose))
+            result.entries.append(
+                ToolStatus(
+                    name, required, status, info.source if info else None, tuple(origins), purpose
+                )
+            )
         return result
 
     def to_dict(self) -> dict[str, Any]:
@@ -509,22 +583,26 @@ class ToolRegistry:
         return {
             "tools": [t.to_dict() for t in sorted(self.tools.values(), key=lambda t: t.name)],
             "mcp_config": str(self.mcp_config) if self.mcp_config else None,
-            "mcp_servers": [self.mcp_status[s.name].to_dict() if s.name in self.mcp_status
-                            else McpServerStatus(s.name).to_dict() for s in self.servers],
+            "mcp_servers": [
+                self.mcp_status[s.name].to_dict()
+                if s.name in self.mcp_status
+                else McpServerStatus(s.name).to_dict()
+                for s in self.servers
+            ],
             "diagnostics": [d.to_dict() for d in self.diagnostics],
         }
 
 
-def refresh_mcp(settings: Settings | None = None, cwd: Path | None = None,
-                timeout: float = 10.0) -> ToolRegistry:
+def refresh_mcp(
+    settings: Settings | None = None, cwd: Path | None = None, timeout: float = 10.0
+) -> ToolRegistry:
     """Re-query every MCP server of the current ``.mcp.json`` and return the registry."""
     registry = ToolRegistry.load(settings, cwd)
     registry.refresh_mcp(timeout=timeout)
     return registry
 
 
-def validation_mode(skill: Skill, settings: Settings | None = None
-                    ) -> tuple[str, list[Diagnostic]]:
+def validation_mode(skill: Skill, settings: Settings | None = None) -> tuple[str, list[Diagnostic]]:
     """The validation mode for a skill's tools, first found of: a governance-registry
     override (a ``tool_validation`` attribute on the skill, when the registry sets one), the
     frontmatter ``tool-validation`` (or under ``metadata``), ``settings.tool_validation``.
@@ -544,14 +622,21 @@ def validation_mode(skill: Skill, settings: Settings | None = None
     if isinstance(value, str) and value.strip().lower() in VALIDATION_MODES:
         return value.strip().lower(), []
     line = skill.field_lines.get("tool-validation") or skill.field_lines.get("tool_validation")
-    return default, [Diagnostic(
-        "ST203", Severity.WARNING,
-        f"tool-validation {value!r} is not one of {', '.join(VALIDATION_MODES)}; "
-        f"using {default!r}", path=skill.path, line=line)]
+    return default, [
+        Diagnostic(
+            "ST203",
+            Severity.WARNING,
+            f"tool-validation {value!r} is not one of {', '.join(VALIDATION_MODES)}; "
+            f"using {default!r}",
+            path=skill.path,
+            line=line,
+        )
+    ]
 
 
-def tool_diagnostics(skill: Skill, availability: ToolAvailability, mode: str = "warn"
-                     ) -> list[Diagnostic]:
+def tool_diagnostics(
+    skill: Skill, availability: ToolAvailability, mode: str = "warn"
+) -> list[Diagnostic]:
     """Findings about a skill's tools: in ``strict`` mode a missing or hidden required tool
     is an error (the skill is invalid), in ``warn`` a warning, in ``ignore`` nothing."""
     if mode == "ignore":
@@ -564,22 +649,41 @@ def tool_diagnostics(skill: Skill, availability: ToolAvailability, mode: str = "
         if entry.status == "available":
             continue
         if not entry.required:
-            diags.append(Diagnostic("ST204", Severity.INFO,
-                                    f"optional tool {entry.name!r} is {entry.status}",
-                                    path=skill.path, line=line))
+            diags.append(
+                Diagnostic(
+                    "ST204",
+                    Severity.INFO,
+                    f"optional tool {entry.name!r} is {entry.status}",
+                    path=skill.path,
+                    line=line,
+                )
+            )
         elif entry.status == "hidden":
-            diags.append(Diagnostic("ST202", severity,
-                                    f"required tool {entry.name!r} is hidden by the tools file",
-                                    path=skill.path, line=line))
+            diags.append(
+                Diagnostic(
+                    "ST202",
+                    severity,
+                    f"required tool {entry.name!r} is hidden by the tools file",
+                    path=skill.path,
+                    line=line,
+                )
+            )
         else:
-            diags.append(Diagnostic("ST201", severity,
-                                    f"required tool {entry.name!r} is not available",
-                                    path=skill.path, line=line))
+            diags.append(
+                Diagnostic(
+                    "ST201",
+                    severity,
+                    f"required tool {entry.name!r} is not available",
+                    path=skill.path,
+                    line=line,
+                )
+            )
     return diags
 
 
-def check_skill_tools(skill: Skill, registry: ToolRegistry) -> tuple[ToolAvailability,
-                                                                      list[Diagnostic]]:
+def check_skill_tools(
+    skill: Skill, registry: ToolRegistry
+) -> tuple[ToolAvailability, list[Diagnostic]]:
     """Availability plus diagnostics under the skill's validation mode."""
     availability = registry.availability(skill)
     mode, diags = validation_mode(skill, registry.settings)

@@ -157,8 +157,13 @@ class _Channel:
         if message.get("method") == "ping":
             self.send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
         else:
-            self.send({"jsonrpc": "2.0", "id": message["id"],
-                       "error": {"code": -32601, "message": "method not supported"}})
+            self.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": message["id"],
+                    "error": {"code": -32601, "message": "method not supported"},
+                }
+            )
 
 
 def _start(spec: ServerSpec) -> subprocess.Popen[bytes]:
@@ -224,11 +229,15 @@ def list_tools(spec: ServerSpec, timeout: float = 10.0) -> list[dict[str, Any]]:
     proc = _start(spec)
     try:
         channel = _Channel(proc)
-        channel.request("initialize", {
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": CLIENT_INFO,
-        }, deadline)
+        channel.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": CLIENT_INFO,
+            },
+            deadline,
+        )
         channel.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         tools: list[dict[str, Any]] = []
         cursor: str | None = None

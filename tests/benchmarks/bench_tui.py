@@ -1,0 +1,171 @@
+"""Benchmark the terminal UI: launch to first results, and keystroke to repaint.
+
+Run: ``python tests/benchmarks/bench_tui.py [--sizes 1000,10000] [--keys 12]``.
+Synthetic skills are written to a temporary folder; state goes to a temporary
+SKILLDECK_HOME. The app runs headless (``App.run_test``) with the embedding signal off.
+
+- *first results*: from creating the app to the first non-empty results list (cold metadata
+  cache, then warm). Goal: under 1 s at 1k skills.
+- *keystroke to repaint*: from a key press in the search box to the first screen update
+  that shows the re-ranked list, typing a query one character at a time (no debounce; the
+  detail panes follow 80 ms after the highlight rests, outside this figure).
+  Goal: under 50 ms at 10k skills.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_WORD_TEXT = (
+    "pdf form fill extract table chart image resize convert docker deploy kubernetes "
+    "release changelog git review lint test python rust sql query index search email "
+    "slack calendar invoice budget report summary translate audio video caption api "
+    "auth token cache queue retry log metric alert backup restore migrate schema"
+)
+WORDS = _WORD_TEXT.split()
+QUERIES = ("pdf form filling", "deploy kubernetes cluster", "review the changelog")
+
+
+def make_skills(root: Path, count: int, seed: int = 7) -> None:
+    """Write ``count`` synthetic skills under ``root``."""
+    rng = random.Random(seed)
+    for i in range(count):
+        words = rng.sample(WORDS, 6)
+        name = f"{words[0]}-{words[1]}-{i:05d}"
+        folder = root / name
+        folder.mkdir(parents=True)
+        body = "\n".join(
+            f"## {rng.choice(WORDS).title()}\n\n" + " ".join(rng.sample(WORDS, 12))
+            for _ in range(4)
+        )
+        (folder / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: {' '.join(words).capitalize()} helper. Use when "
+            f"you need to {words[2]} {words[3]} with {words[4]}.\n---\n# {name}\n\n{body}\n",
+            encoding="utf-8",
+        )
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-th percentile (0-100) of ``values``."""
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+async def run_once(root: Path, keys: int) -> tuple[float, float, list[float], list[float]]:
+    """One app run: (first results s, all stages s, keystroke wall ms, keystroke CPU ms).
+
+    CPU time (``time.process_time``) is reported too: on a busy shared machine the wall
+    time includes waiting for a core, the CPU time does not.
+    """
+    from skilldeck.app.main import make_app
+    from skilldeck.app.screens.main_screen import MainScreen
+    from skilldeck.app.widgets.results_list import ResultsList
+
+    applied = asyncio.Event()
+    listed = asyncio.Event()
+    original = MainScreen._apply
+
+    def traced(self: MainScreen, ranked: object, keep: object) -> None:
+        original(self, ranked, keep)  # type: ignore[arg-type]
+        applied.set()
+        if self.query_one(ResultsList).hits:
+            listed.set()
+
+    painted = asyncio.Event()
+    original_paint = MainScreen._compositor_refresh
+
+    def traced_paint(self: MainScreen) -> None:
+        original_paint(self)
+        if applied.is_set():
+            painted.set()
+
+    MainScreen._apply = traced  # type: ignore[method-assign]
+    MainScreen._compositor_refresh = traced_paint  # type: ignore[method-assign,assignment]
+    started = time.perf_counter()
+    app = make_app([root], watch=False, poll_interval=0, debounce=0, semantic=False)
+    latencies: list[float] = []
+    cpu: list[float] = []
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await listed.wait()
+            first = time.perf_counter() - started
+            while app.discovering:
+                await pilot.pause(0.01)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            ready = time.perf_counter() - started
+            typed = 0
+            for query in QUERIES:
+                for char in query:
+                    if typed >= keys:
+                        break
+                    expected = app.screen.query_one("#search").value + char  # type: ignore[attr-defined]
+                    applied.clear()
+                    painted.clear()
+                    t0 = time.perf_counter()
+                    c0 = time.process_time()
+                    await pilot.press(char if char != " " else "space")
+                    while True:
+                        await applied.wait()
+                        last = app.screen.last_ranked  # type: ignore[attr-defined]
+                        if last is not None and last.query == expected:
+                            break
+                        applied.clear()
+                    await painted.wait()  # the first screen update showing the new ranking
+                    latencies.append((time.perf_counter() - t0) * 1000)
+                    cpu.append((time.process_time() - c0) * 1000)
+                    await pilot.pause()
+                    typed += 1
+                await pilot.press("escape")
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+    finally:
+        MainScreen._apply = original  # type: ignore[method-assign]
+        MainScreen._compositor_refresh = original_paint  # type: ignore[method-assign]
+    return first, ready, latencies, cpu
+
+
+def main() -> int:
+    """Run the benchmark and print a table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--keys", type=int, default=40, help="keystrokes measured per size")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    print(
+        f"{'skills':>7} {'cache':>5} {'first results':>14} {'all stages':>11} "
+        f"{'key p50':>8} {'key p95':>8} {'key max':>8} {'keys/s':>7} {'cpu p50':>8} "
+        f"{'cpu p95':>8}"
+    )
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="skilldeck-bench-") as tmp:
+            os.environ["SKILLDECK_HOME"] = str(Path(tmp) / "home")
+            root = Path(tmp) / "skills"
+            make_skills(root, size)
+            for cache in ("cold", "warm"):
+                first, ready, lat, cpu = asyncio.run(run_once(root, args.keys))
+                p50, p95 = pct(lat, 50), pct(lat, 95)
+                rate = 1000 / statistics.mean(lat) if lat else 0.0
+                print(
+                    f"{size:>7} {cache:>5} {first * 1000:>11.0f} ms {ready:>9.2f} s "
+                    f"{p50:>5.1f} ms {p95:>5.1f} ms {max(lat):>5.1f} ms {rate:>7.0f} "
+                    f"{pct(cpu, 50):>5.1f} ms {pct(cpu, 95):>5.1f} ms",
+                    flush=True,
+                )
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS: {rss:.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

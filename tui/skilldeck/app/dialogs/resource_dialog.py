@@ -1,0 +1,94 @@
+"""Show one resource file of a skill, read safely through the core (tier 3)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static, TextArea
+
+from skilldeck.app.widgets.preview_pane import language_for
+from skilldeck.core.errors import SkilldeckError
+from skilldeck.core.model import Skill
+
+
+class ResourceDialog(ModalScreen[None]):
+    """A read-only view of one file inside the skill folder."""
+
+    DEFAULT_CSS = """
+    ResourceDialog {
+        align: center middle;
+    }
+    ResourceDialog > Vertical {
+        width: 90%;
+        height: 90%;
+        border: round $primary;
+        background: $surface;
+        padding: 0 1;
+    }
+    ResourceDialog #title {
+        text-style: bold;
+    }
+    ResourceDialog #facts {
+        color: $text-muted;
+        height: auto;
+    }
+    ResourceDialog TextArea {
+        height: 1fr;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "close", "Close", id="resource.close"),
+    ]
+
+    def __init__(self, skill: Skill, rel_path: str, byte_cap: int) -> None:
+        super().__init__()
+        self.skill = skill
+        self.rel_path = rel_path
+        self.byte_cap = byte_cap
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(f"{self.skill.name} / {self.rel_path}", id="title")
+            yield Static("reading…", id="facts")
+            yield TextArea(
+                "", read_only=True, show_line_numbers=True, soft_wrap=False, id="content"
+            )
+
+    def on_mount(self) -> None:
+        self._read()
+
+    @work(exclusive=True)
+    async def _read(self) -> None:
+        from skilldeck.core.loader import read_resource
+
+        facts = self.query_one("#facts", Static)
+        try:
+            resource = await asyncio.to_thread(
+                read_resource, self.skill, self.rel_path, self.byte_cap
+            )
+        except SkilldeckError as exc:
+            facts.update(Text(f"{exc.code.value}: {exc.message}", style="bold red"))
+            self.notify(exc.message, title="Cannot open file", severity="error")
+            return
+        facts.update(
+            f"{resource.size} bytes · {resource.mime}" + (" · binary" if resource.binary else "")
+        )
+        area = self.query_one("#content", TextArea)
+        if resource.binary or resource.text is None:
+            area.load_text(f"(binary file, {resource.size} bytes: not shown)")
+        else:
+            area.language = language_for(self.rel_path)
+            area.load_text(resource.text)
+        area.focus()
+
+    def action_close(self) -> None:
+        """Close the dialog."""
+        self.dismiss(None)

@@ -1,0 +1,115 @@
+"""The ``?`` help screen: keys, row markers and where things come from."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from skilldeck.app.widgets.results_list import MARKERS
+
+KEYS: tuple[tuple[str, str], ...] = (
+    ("type", "search (every keystroke re-ranks); ↓ or enter: go to the results"),
+    ("↑ ↓ pgup pgdn", "move in the results; the panes follow the highlighted skill"),
+    ("/", "back to the search box; esc clears it"),
+    ("1 … 5", "Preview · Diagnostics · Tools · Files · Explain tabs"),
+    ("r", "toggle the rendered markdown / raw source with line numbers"),
+    ("enter on a finding", "jump to its line in the raw source"),
+    ("enter on a file", "open a resource file (read safely through the core)"),
+    ("x", "explain why the highlighted skill ranked where it did"),
+    ("l", "force-load the highlighted skill into a session (as operator)"),
+    ("e", "enable / disable the skill in the governance registry"),
+    ("v", "review mode: every finding of every skill, grouped"),
+    ("s", "sessions: pick or create, approve / deny tools, policy mode"),
+    (
+        "F2 F3 F4 F5 F6 F7",
+        "raw, explain, review, sessions, load, en/disable: also from the search box",
+    ),
+    ("ctrl+p", "command palette: skills and actions by name"),
+    ("ctrl+t", "light / dark theme"),
+    ("ctrl+r", "rescan the skill folders"),
+    ("F1 or ?", "this help"),
+    ("ctrl+q", "quit"),
+)
+
+
+def help_renderable() -> Group:
+    """Keys and marker legend."""
+    keys = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+    keys.add_column(style="bold cyan", no_wrap=True)
+    keys.add_column()
+    for key, what in KEYS:
+        keys.add_row(key, what)
+    markers = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+    markers.add_column(no_wrap=True)
+    markers.add_column()
+    legend = {
+        "errors": "red",
+        "warnings": "yellow",
+        "disabled": "magenta",
+        "shadowed": "bright_black",
+        "required tools missing": "dark_orange",
+    }
+    for glyph, _style, meaning in MARKERS:
+        markers.add_row(Text(glyph, style=legend.get(meaning, "")), meaning)
+    sources = Text.assemble(
+        ("bundled", "bold blue"),
+        " < ",
+        ("user", "bold green"),
+        " < ",
+        ("project", "bold magenta"),
+        " < ",
+        ("explicit", "bold cyan"),
+        ": a higher source wins a name clash; the loser stays listed as shadowed.",
+    )
+    return Group(
+        Text("Keys", style="bold underline"),
+        keys,
+        Text(""),
+        Text("Row markers", style="bold underline"),
+        markers,
+        Text(""),
+        Text("Source badges", style="bold underline"),
+        sources,
+        Text(""),
+        Text("Mouse: click rows, tabs and buttons; scroll with the wheel.", style="dim"),
+    )
+
+
+class HelpScreen(ModalScreen[None]):
+    """What every key does."""
+
+    DEFAULT_CSS = """
+    HelpScreen {
+        align: center middle;
+    }
+    HelpScreen > VerticalScroll {
+        width: 90;
+        max-width: 95%;
+        height: auto;
+        max-height: 90%;
+        border: round $primary;
+        background: $surface;
+        padding: 1 2;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark,f1", "close", "Close", id="help.close"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as scroll:
+            scroll.border_title = "Skilldeck help"
+            yield Static(help_renderable())
+
+    def action_close(self) -> None:
+        """Close help."""
+        self.dismiss(None)

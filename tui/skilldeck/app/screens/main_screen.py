@@ -1,0 +1,491 @@
+"""The main screen: search box, results list and the detail panes of the highlighted skill."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import (
+    Footer,
+    Header,
+    Input,
+    ProgressBar,
+    Static,
+    TabbedContent,
+    TabPane,
+    TextArea,
+)
+from textual.worker import get_current_worker
+
+from skilldeck.app.state import Hit, Ranked, short_path
+from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
+from skilldeck.app.widgets.explain_view import ExplainView, explain_renderable
+from skilldeck.app.widgets.preview_pane import PreviewPane
+from skilldeck.app.widgets.resources_list import ResourcesList
+from skilldeck.app.widgets.results_list import ResultsList
+from skilldeck.app.widgets.tools_table import ToolsTable
+from skilldeck.core.errors import SkilldeckError
+from skilldeck.core.model import Skill
+
+if TYPE_CHECKING:
+    from skilldeck.app.app import SkilldeckApp
+
+RESULT_LIMIT = 200
+"""Rows shown in the results list; the rest are counted as "+N more"."""
+
+DETAIL_DELAY = 0.08
+"""Seconds the highlight must rest on a skill before the detail panes follow it."""
+TYPING_DETAIL_DELAY = 0.3
+"""The same while typing in the search box: rendering a preview between keystrokes costs
+more than a keystroke's re-ranking, so it waits for a pause in typing."""
+
+SEMANTIC_PAUSE = 0.4
+"""Seconds of typing quiet before results are refined with the (slow) embedding signal."""
+
+SKILL_ACTIONS = {"toggle_raw", "explain", "force_load", "toggle_enabled"}
+
+
+class MainScreen(Screen[None]):
+    """Search and browse skills."""
+
+    AUTO_FOCUS = "#search"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "app.help", "Help", id="main.help"),
+        Binding("f1", "app.help", "Help", id="main.help-f1"),
+        Binding(
+            "slash",
+            "focus_search",
+            "Search",
+            show=False,
+            id="main.search",
+            tooltip="Put the cursor in the search box",
+        ),
+        # Letter keys act when the results or panes have focus; the function keys work
+        # from the search box too (the footer shows whichever applies).
+        Binding(
+            "r",
+            "toggle_raw",
+            "Raw",
+            id="main.toggle-raw",
+            tooltip="Toggle rendered markdown / raw source with line numbers",
+        ),
+        Binding("f2", "toggle_raw", "Raw", id="main.toggle-raw-f2"),
+        Binding(
+            "x",
+            "explain",
+            "Explain",
+            id="main.explain",
+            tooltip="Why the highlighted skill ranked where it did",
+        ),
+        Binding("f3", "explain", "Explain", id="main.explain-f3"),
+        Binding(
+            "l",
+            "force_load",
+            "Load",
+            id="main.force-load",
+            tooltip="Force-load the highlighted skill into a session",
+        ),
+        Binding("f6", "force_load", "Load", id="main.force-load-f6"),
+        Binding(
+            "e",
+            "toggle_enabled",
+            "Enable",
+            id="main.toggle-enabled",
+            tooltip="Enable or disable the skill in the governance registry",
+        ),
+        Binding("f7", "toggle_enabled", "Enable", id="main.toggle-enabled-f7"),
+        Binding(
+            "v",
+            "app.review",
+            "Review",
+            id="main.review",
+            tooltip="All diagnostics across all skills",
+        ),
+        Binding("f4", "app.review", "Review", id="main.review-f4"),
+        Binding(
+            "s",
+            "app.sessions",
+            "Sessions",
+            id="main.sessions",
+            tooltip="Sessions, approvals and policy mode",
+        ),
+        Binding("f5", "app.sessions", "Sessions", id="main.sessions-f5"),
+        Binding("down", "browse", "Browse results", show=False, id="main.browse"),
+        Binding("escape", "escape", "Clear", show=False, id="main.escape"),
+        Binding("1", "tab('tab-preview')", "Preview", show=False, id="main.tab-preview"),
+        Binding(
+            "2", "tab('tab-diagnostics')", "Diagnostics", show=False, id="main.tab-diagnostics"
+        ),
+        Binding("3", "tab('tab-tools')", "Tools", show=False, id="main.tab-tools"),
+        Binding("4", "tab('tab-files')", "Files", show=False, id="main.tab-files"),
+        Binding("5", "tab('tab-explain')", "Explain tab", show=False, id="main.tab-explain"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._debounce: Timer | None = None
+        self._refine: Timer | None = None
+        self._shown: Skill | None = None
+        self._last_key = 0.0
+        self._pending_line: int | None = None
+        self._pin: Skill | None = None
+        self.last_ranked: Ranked | None = None
+
+    @property
+    def deck(self) -> SkilldeckApp:
+        """The app, typed."""
+        from skilldeck.app.app import SkilldeckApp
+
+        assert isinstance(self.app, SkilldeckApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        with Horizontal(id="body"):
+            with Vertical(id="left"):
+                yield Input(placeholder="Search skills  (↓ browse · F1 help)", id="search")
+                with Horizontal(id="status-row"):
+                    yield Static("", id="status")
+                    yield ProgressBar(
+                        total=None, show_eta=False, show_percentage=False, id="progress"
+                    )
+                yield ResultsList(id="results")
+            with TabbedContent(id="tabs"):
+                with TabPane("Preview", id="tab-preview"):
+                    yield PreviewPane(id="preview")
+                with TabPane("Diagnostics", id="tab-diagnostics"):
+                    yield DiagnosticsList(id="diagnostics")
+                with TabPane("Tools", id="tab-tools"):
+                    yield ToolsTable(id="tools")
+                with TabPane("Files", id="tab-files"):
+                    yield ResourcesList(id="resources")
+                with TabPane("Explain", id="tab-explain"):
+                    yield ExplainView(id="explain")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        deck = self.deck
+        if deck.deterministic:
+            self.query_one("#search", Input).cursor_blink = False
+            self.query_one("#raw", TextArea).cursor_blink = False
+        self.watch(deck, "catalog_version", self._catalog_changed)
+        self.watch(deck, "discovering", self._progress_changed)
+        self.watch(deck, "discovered", self._progress_changed, init=False)
+        self.watch(deck, "stage", self._progress_changed, init=False)
+        self.query_one(ResultsList).show([], 0, deck.state)
+        self.query_one(PreviewPane).show(None)
+
+    # ----------------------------------------------------------------- status
+
+    def _progress_changed(self, _value: object = None) -> None:
+        deck = self.deck
+        bar = self.query_one("#progress", ProgressBar)
+        bar.display = deck.discovering
+        if deck.discovering:
+            count = deck.discovered or len(deck.state.catalog.skills)
+            self.query_one("#status", Static).update(
+                Text(f"{deck.stage or 'working'}… {count} skills", style="italic")
+            )
+        elif self.last_ranked is not None:
+            self._show_status(self.last_ranked)
+
+    def _show_status(self, ranked: Ranked) -> None:
+        if self.deck.discovering:
+            self._progress_changed()
+            return
+        text = Text()
+        noun = "skill" if ranked.total == 1 else "skills"
+        if ranked.query.strip():
+            text.append(f"{ranked.total} match", style="bold")
+            text.append("" if ranked.total == 1 else "es", style="bold")
+        else:
+            text.append(f"{ranked.total} {noun}", style="bold")
+        if not self.deck.deterministic:
+            text.append(f" · {ranked.elapsed_ms:.1f} ms", style="dim")
+        if not ranked.ranked:
+            text.append(" · filter (index building)", style="yellow")
+        if ranked.semantic:
+            text.append(" · semantic", style="green")
+        if self.deck.stage:
+            text.append(f" · {self.deck.stage}…", style="italic yellow")
+        self.query_one("#status", Static).update(text)
+
+    # ----------------------------------------------------------------- search
+
+    @property
+    def query_text(self) -> str:
+        """The text in the search box."""
+        return self.query_one("#search", Input).value
+
+    @on(Input.Changed, "#search")
+    def _query_changed(self, event: Input.Changed) -> None:
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+        now = time.monotonic()
+        quiet = now - self._last_key
+        self._last_key = now
+        delay = self.deck.debounce
+        if delay <= 0 or quiet >= delay:
+            self.run_search()
+        else:
+            self._debounce = self.set_timer(delay, self.run_search)
+
+    @on(Input.Submitted, "#search")
+    def _query_submitted(self) -> None:
+        self.query_one(ResultsList).focus()
+
+    def run_search(self, keep: Skill | None = None) -> None:
+        """Re-rank for the current query (in an exclusive thread worker)."""
+        self._debounce = None
+        if self._refine is not None:
+            self._refine.stop()
+            self._refine = None
+        self._search(self.query_text, keep, False)
+
+    def _refine_search(self) -> None:
+        self._refine = None
+        if self.last_ranked is not None and self.last_ranked.query == self.query_text:
+            self._search(self.query_text, None, True)
+
+    @work(thread=True, exclusive=True, group="search")
+    def _search(self, query: str, keep: Skill | None, semantic: bool) -> None:
+        worker = get_current_worker()
+        try:
+            ranked = self.deck.state.rank(query, RESULT_LIMIT, semantic=semantic)
+        except SkilldeckError as exc:
+            self.app.call_from_thread(self.notify, exc.message, severity="error")
+            return
+        except Exception as exc:
+            self.app.call_from_thread(self.notify, f"search failed: {exc}", severity="error")
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._apply, ranked, keep)
+
+    def _apply(self, ranked: Ranked, keep: Skill | None) -> None:
+        if ranked.query != self.query_text:
+            return  # a newer query is on its way
+        hits = ranked.hits
+        total = ranked.total
+        pin = self._pin
+        if pin is not None:
+            self._pin = None
+            keep = pin
+            if all(h.skill.path != pin.path for h in hits):
+                hits = [Hit(pin), *hits]
+                total += 1
+        self.last_ranked = ranked
+        results = self.query_one(ResultsList)
+        results.show(hits, total, self.deck.state, keep=keep)
+        self._show_status(ranked)
+        if not ranked.semantic and ranked.query.strip() and self.deck.state.semantic:
+            self._refine = self.set_timer(SEMANTIC_PAUSE, self._refine_search)
+        if self._pending_line is not None:
+            line, self._pending_line = self._pending_line, None
+            self.query_one("#tabs", TabbedContent).active = "tab-preview"
+            self.query_one(PreviewPane).show(results.current, line)
+
+    def _catalog_changed(self, _version: int) -> None:
+        self.query_one(ResultsList).forget_rows()
+        current = self.query_one(ResultsList).current
+        if current is not None:
+            current = self.deck.state.catalog.by_path(current.path)
+        self.run_search(keep=current)
+
+    # ----------------------------------------------------------------- detail panes
+
+    @on(ResultsList.SkillHighlighted)
+    def _skill_highlighted(self, event: ResultsList.SkillHighlighted) -> None:
+        if (event.skill is None) != (self._shown is None):
+            self.refresh_bindings()  # skill actions become (un)available
+        self._shown = event.skill
+        typing = isinstance(self.focused, Input) and self.focused.id == "search"
+        self._details(event.skill, TYPING_DETAIL_DELAY if typing else DETAIL_DELAY)
+
+    @work(exclusive=True, group="details")
+    async def _details(self, skill: Skill | None, delay: float) -> None:
+        """Fill the panes once the highlight rests (typing and held arrows pass first)."""
+        await asyncio.sleep(delay)
+        self.show_skill(skill)
+
+    @on(ResultsList.SkillChosen)
+    def _skill_chosen(self, event: ResultsList.SkillChosen) -> None:
+        self.query_one("#tabs", TabbedContent).active = "tab-preview"
+
+    def show_skill(self, skill: Skill | None) -> None:
+        """Fill every detail pane for ``skill``."""
+        state = self.deck.state
+        self.query_one(PreviewPane).show(skill)
+        diagnostics = state.diagnostics_for(skill) if skill else []
+        self.query_one(DiagnosticsList).show(diagnostics)
+        tab = self.query_one("#tabs", TabbedContent).get_tab("tab-diagnostics")
+        label = f"Diagnostics ({len(diagnostics)})" if diagnostics else "Diagnostics"
+        if str(tab.label) != label:
+            tab.label = label
+        availability = state.availability.get(skill.path) if skill else None
+        self.query_one(ToolsTable).show(availability, loading=self.deck.discovering)
+        self.query_one(ResourcesList).show(skill)
+        self.query_one(ExplainView).show(
+            explain_renderable(self.query_text, skill, None) if skill else Text("")
+        )
+
+    @on(DiagnosticsList.JumpTo)
+    def _jump(self, event: DiagnosticsList.JumpTo) -> None:
+        self.query_one("#tabs", TabbedContent).active = "tab-preview"
+        self.query_one(PreviewPane).goto_line(event.diagnostic.line or 1)
+        self.query_one("#raw", TextArea).focus()
+
+    @on(ResourcesList.Open)
+    def _open_resource(self, event: ResourcesList.Open) -> None:
+        from skilldeck.app.dialogs.resource_dialog import ResourceDialog
+
+        self.app.push_screen(
+            ResourceDialog(event.skill, event.rel_path, self.deck.settings.resource_byte_cap)
+        )
+
+    def open_skill(self, skill: Skill, line: int | None = None) -> None:
+        """Select ``skill`` (searching for its name) and optionally jump to ``line``."""
+        self._pin = skill
+        self._pending_line = line
+        search = self.query_one("#search", Input)
+        if search.value == skill.name:
+            self.run_search(keep=skill)
+        else:
+            search.value = skill.name
+        self.query_one(ResultsList).focus()
+
+    # ----------------------------------------------------------------- actions
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Grey out skill actions while nothing is highlighted."""
+        if action in SKILL_ACTIONS and self.current is None:
+            return None
+        return True
+
+    @property
+    def current(self) -> Skill | None:
+        """The highlighted skill."""
+        results = self.query(ResultsList)
+        return results.first().current if results else None
+
+    def action_browse(self) -> None:
+        """From the search box, move into the results."""
+        results = self.query_one(ResultsList)
+        results.focus()
+        if self.query_text and results.highlighted == 0 and len(results.hits) > 1:
+            return
+        if results.highlighted is None and results.hits:
+            results.highlighted = 0
+
+    def action_focus_search(self) -> None:
+        """Focus the search box."""
+        self.query_one("#search", Input).focus()
+
+    def action_escape(self) -> None:
+        """Clear the search, or go back to the search box."""
+        search = self.query_one("#search", Input)
+        if self.focused is search and search.value:
+            search.value = ""
+        else:
+            search.focus()
+
+    def action_tab(self, tab: str) -> None:
+        """Show one of the detail tabs."""
+        self.query_one("#tabs", TabbedContent).active = tab
+
+    def action_toggle_raw(self) -> None:
+        """Toggle the raw source view."""
+        self.query_one("#tabs", TabbedContent).active = "tab-preview"
+        self.query_one(PreviewPane).action_toggle_raw()
+
+    def action_explain(self) -> None:
+        """Show why the highlighted skill ranked where it did."""
+        skill = self.current
+        if skill is None:
+            return
+        self.query_one("#tabs", TabbedContent).active = "tab-explain"
+        self._explain(self.query_text, skill)
+
+    @work(thread=True, exclusive=True, group="explain")
+    def _explain(self, query: str, skill: Skill) -> None:
+        try:
+            response = self.deck.state.explain(query, skill)
+        except Exception as exc:
+            self.app.call_from_thread(self.notify, f"explain failed: {exc}", severity="error")
+            return
+        renderable = explain_renderable(query, skill, response)
+        self.app.call_from_thread(self.query_one(ExplainView).show, renderable)
+
+    def action_force_load(self) -> None:
+        """Open the force-load dialog for the highlighted skill."""
+        from skilldeck.app.dialogs.force_load import ForceLoadDialog, ForceLoadOutcome
+
+        skill = self.current
+        if skill is None:
+            return
+
+        def done(outcome: ForceLoadOutcome | None) -> None:
+            if outcome is not None:
+                self.deck.after_store_change()
+                self.notify(
+                    f"{outcome.skill} force-loaded into session {outcome.session_id} "
+                    f"({outcome.tokens} tokens)",
+                    title="Force-load",
+                )
+
+        self.app.push_screen(ForceLoadDialog(skill), done)
+
+    def action_toggle_enabled(self) -> None:
+        """Enable or disable the highlighted skill in the governance registry."""
+        from skilldeck.app.dialogs.confirm import ConfirmDialog
+
+        skill = self.current
+        if skill is None:
+            return
+        verb = "Disable" if skill.enabled else "Enable"
+        registry = self.deck.settings.registry_file
+        question = (
+            f"{verb} skill '{skill.name}'?\n\n"
+            f"This writes the governance registry\n{short_path(registry)}\n"
+            "and never touches the SKILL.md. Disabled skills stay visible here "
+            "but are not listed to models."
+        )
+
+        def done(confirmed: bool | None) -> None:
+            if confirmed:
+                self._set_enabled(skill, not skill.enabled)
+
+        self.app.push_screen(ConfirmDialog(question, confirm=verb, title=f"{verb} skill"), done)
+
+    @work(thread=True, exclusive=True, group="registry")
+    def _set_enabled(self, skill: Skill, enabled: bool) -> None:
+        from skilldeck.core.registry import set_enabled
+
+        try:
+            set_enabled(self.deck.settings.registry_file, skill.name, enabled)
+        except SkilldeckError as exc:
+            self.app.call_from_thread(self.notify, exc.message, severity="error")
+            return
+        except OSError as exc:
+            self.app.call_from_thread(self.notify, f"registry not written: {exc}", severity="error")
+            return
+        for same in self.deck.state.catalog.skills:
+            if same.name == skill.name:
+                same.enabled = enabled
+        self.app.call_from_thread(self._enabled_changed, skill, enabled)
+
+    def _enabled_changed(self, skill: Skill, enabled: bool) -> None:
+        self.notify(
+            f"{skill.name} {'enabled' if enabled else 'disabled'} in the registry",
+            title="Governance",
+        )
+        self.deck.bump()

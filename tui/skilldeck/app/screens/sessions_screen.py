@@ -1,0 +1,368 @@
+"""Sessions: pick or create one, approve or deny tools, switch policy mode, read the audit."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Header, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from skilldeck.core.errors import SkilldeckError
+
+if TYPE_CHECKING:
+    from skilldeck.app.app import SkilldeckApp
+    from skilldeck.core.sessions import AuditEntry, Session
+
+MODES = ("strict", "approval", "permissive")
+MODE_STYLE = {"strict": "bold red", "approval": "bold yellow", "permissive": "bold green"}
+
+
+def _clock(stamp: float | None) -> str:
+    if stamp is None:
+        return "-"
+    return datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def session_row(session: Session, current: str | None) -> Text:
+    """One line of the sessions list."""
+    text = Text()
+    text.append("● " if session.id == current else "  ", style="bold green")
+    text.append(session.id, style="bold")
+    text.append(f" {session.mode}", style=MODE_STYLE.get(session.mode, ""))
+    names = ", ".join(session.active_skills) if session.skills else "no skills"
+    text.append(f" · {names}", style="dim")
+    if session.pending:
+        text.append(f" · {len(session.pending)} pending", style="bold yellow")
+    if not session.is_open:
+        text.append(" · ended", style="dim")
+    return text
+
+
+def session_facts(session: Session) -> Table:
+    """The detail table of one session."""
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(style="bold", no_wrap=True, width=10)
+    table.add_column(ratio=1, overflow="fold")
+    table.add_row("session", Text(session.id, style="bold"))
+    table.add_row("mode", Text(session.mode, style=MODE_STYLE.get(session.mode, "")))
+    table.add_row("created", f"{_clock(session.created)} by {session.created_by or '?'}")
+    if not session.is_open:
+        table.add_row("ended", _clock(session.ended))
+    skills = Text()
+    for i, active in enumerate(session.skills):
+        if i:
+            skills.append(", ")
+        skills.append(active.name, style="bold")
+        skills.append(f" ({active.actor})", style="dim")
+    table.add_row("skills", skills if session.skills else Text("none active", style="dim"))
+    table.add_row("allowlist", " ".join(session.allowed_tools) or Text("-", style="dim"))
+    table.add_row("approved", Text(" ".join(session.approved) or "-", style="green"))
+    table.add_row("denied", Text(" ".join(session.denied) or "-", style="red"))
+    return table
+
+
+def audit_table(entries: list[AuditEntry]) -> Table:
+    """The newest audit rows, newest first."""
+    table = Table(box=None, expand=True, padding=(0, 1), header_style="bold")
+    table.add_column("time", no_wrap=True)
+    table.add_column("actor", no_wrap=True)
+    table.add_column("action", no_wrap=True)
+    table.add_column("subject", ratio=1)
+    for entry in reversed(entries):
+        table.add_row(_clock(entry.time)[11:], entry.actor, entry.action, entry.subject)
+    return table
+
+
+class SessionsScreen(Screen[None]):
+    """The operator's manual override for agent sessions."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Back", id="sessions.back"),
+        Binding("f1", "app.help", "Help", id="sessions.help"),
+        Binding("n", "new_session", "New", id="sessions.new"),
+        Binding(
+            "u",
+            "use_session",
+            "Use",
+            id="sessions.use",
+            tooltip="Make the highlighted session the current one",
+        ),
+        Binding("a", "approve", "Approve", id="sessions.approve"),
+        Binding("d", "deny", "Deny", id="sessions.deny"),
+        Binding("m", "cycle_mode", "Mode", id="sessions.mode"),
+        Binding("k", "end_session", "End", id="sessions.end"),
+        Binding(
+            "t",
+            "focus_tool",
+            "Tool…",
+            id="sessions.tool",
+            tooltip="Type a tool name to approve or deny",
+        ),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sessions: list[Session] = []
+        self._selected: str | None = None
+
+    @property
+    def deck(self) -> SkilldeckApp:
+        """The app, typed."""
+        from skilldeck.app.app import SkilldeckApp
+
+        assert isinstance(self.app, SkilldeckApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        with Horizontal(id="sessions-body"):
+            with Vertical(id="sessions-left"):
+                yield Label("Sessions (newest first)", classes="section")
+                yield OptionList(id="session-list")
+            with Vertical(id="session-detail"):
+                with VerticalScroll(id="facts-scroll"):
+                    yield Static("", id="session-facts")
+                yield Label("Pending approval (a approve · d deny)", classes="section")
+                yield OptionList(id="pending")
+                with Horizontal(id="tool-row"):
+                    yield Input(placeholder="tool, e.g. Bash or github.*", id="tool")
+                    yield Button("Approve", id="approve", variant="success")
+                    yield Button("Deny", id="deny", variant="error")
+                yield Label("Audit log", classes="section")
+                with VerticalScroll(id="audit-scroll"):
+                    yield Static("", id="audit")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.sub_title = "sessions"
+        self._selected = self.deck.session_id
+        if self.deck.deterministic:
+            self.query_one("#tool", Input).cursor_blink = False
+        self.watch(self.deck, "store_version", self._reload)
+        self.query_one("#session-list").focus()
+
+    # ----------------------------------------------------------------- loading
+
+    def _reload(self, _version: int = 0) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="sessions")
+    def _load(self) -> None:
+        try:
+            store = self.deck.store
+            sessions = store.list(include_ended=True)
+            audit = store.audit(self._selected, limit=None) if self._selected else []
+        except SkilldeckError as exc:
+            self.app.call_from_thread(self.notify, exc.message, severity="error")
+            return
+        self.app.call_from_thread(self._loaded, sessions, audit[-200:])
+
+    def _loaded(self, sessions: list[Session], audit: list[AuditEntry]) -> None:
+        self._sessions = sessions
+        ids = [s.id for s in sessions]
+        if self._selected not in ids:
+            self._selected = ids[0] if ids else None
+            if self._selected is not None:
+                self._load()
+        listing = self.query_one("#session-list", OptionList)
+        if sessions:
+            listing.set_options(
+                [Option(session_row(s, self.deck.session_id), id=s.id) for s in sessions]
+            )
+            if self._selected in ids:
+                with self.prevent(OptionList.OptionHighlighted):
+                    listing.highlighted = ids.index(self._selected)
+        else:
+            listing.set_options(
+                [
+                    Option(
+                        Text("No sessions yet: press n to create one.", style="dim"), disabled=True
+                    )
+                ]
+            )
+        self._show_detail(self.selected, audit)
+
+    @property
+    def selected(self) -> Session | None:
+        """The highlighted session."""
+        for session in self._sessions:
+            if session.id == self._selected:
+                return session
+        return None
+
+    def _show_detail(self, session: Session | None, audit: list[AuditEntry]) -> None:
+        facts = self.query_one("#session-facts", Static)
+        pending = self.query_one("#pending", OptionList)
+        if session is None:
+            facts.update(Text("No session selected.", style="dim"))
+            pending.set_options([])
+            self.query_one("#audit", Static).update("")
+            return
+        facts.update(session_facts(session))
+        if session.pending:
+            pending.set_options(
+                [Option(Text(tool, style="bold yellow"), id=tool) for tool in session.pending]
+            )
+            pending.highlighted = 0
+        else:
+            pending.set_options([Option(Text("nothing waiting", style="dim"), disabled=True)])
+        self.query_one("#audit", Static).update(audit_table(audit))
+
+    @on(OptionList.OptionHighlighted, "#session-list")
+    def _session_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option.id and event.option.id != self._selected:
+            self._selected = event.option.id
+            self._load()
+
+    @on(OptionList.OptionSelected, "#session-list")
+    def _session_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            self._selected = event.option.id
+            self.action_use_session()
+
+    # ----------------------------------------------------------------- actions
+
+    def _tool_choice(self) -> str | None:
+        typed = self.query_one("#tool", Input).value.strip()
+        if typed:
+            return typed
+        pending = self.query_one("#pending", OptionList)
+        option = pending.highlighted_option
+        return option.id if option is not None and option.id else None
+
+    def action_new_session(self) -> None:
+        """Create a session (default mode) and make it current."""
+        self._change("create", None)
+
+    def action_use_session(self) -> None:
+        """Make the highlighted session the one operator actions apply to."""
+        if self._selected is None:
+            return
+        self.deck.session_id = self._selected
+        self.notify(f"Using session {self._selected}", timeout=3)
+        self._load()
+
+    def action_approve(self) -> None:
+        """Approve the typed tool, or the highlighted pending one."""
+        tool = self._tool_choice()
+        if tool is None:
+            self.notify("Type a tool name or highlight a pending request.", severity="warning")
+            return
+        self._change("approve", tool)
+
+    def action_deny(self) -> None:
+        """Deny the typed tool, or the highlighted pending one."""
+        tool = self._tool_choice()
+        if tool is None:
+            self.notify("Type a tool name or highlight a pending request.", severity="warning")
+            return
+        self._change("deny", tool)
+
+    def action_cycle_mode(self) -> None:
+        """strict → approval → permissive → strict."""
+        session = self.selected
+        if session is None:
+            return
+        index = MODES.index(session.mode) if session.mode in MODES else 0
+        self._change("mode", MODES[(index + 1) % len(MODES)])
+
+    def action_end_session(self) -> None:
+        """End the highlighted session, after confirmation."""
+        from skilldeck.app.dialogs.confirm import ConfirmDialog
+
+        session = self.selected
+        if session is None or not session.is_open:
+            return
+
+        def done(confirmed: bool | None) -> None:
+            if confirmed:
+                self._change("end", None)
+
+        self.app.push_screen(
+            ConfirmDialog(
+                f"End session {session.id}? Tool checks will answer no_session from now on.",
+                confirm="End",
+                title="End session",
+            ),
+            done,
+        )
+
+    def action_focus_tool(self) -> None:
+        """Type a tool name."""
+        self.query_one("#tool", Input).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Approve or deny buttons."""
+        if event.button.id == "approve":
+            self.action_approve()
+        elif event.button.id == "deny":
+            self.action_deny()
+
+    @on(Input.Submitted, "#tool")
+    def _tool_submitted(self) -> None:
+        self.query_one("#pending").focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Letter keys belong to the tool box while it has focus."""
+        if isinstance(self.focused, Input) and action not in ("close",):
+            return None
+        if (
+            action in ("approve", "deny", "cycle_mode", "end_session", "use_session")
+            and self._selected is None
+        ):
+            return None
+        return True
+
+    def action_close(self) -> None:
+        """Back to the main screen (or out of the tool box)."""
+        if isinstance(self.focused, Input):
+            self.query_one("#session-list").focus()
+            return
+        self.dismiss(None)
+
+    @work(thread=True, exclusive=True, group="sessions-change")
+    def _change(self, what: str, value: str | None) -> None:
+        store = self.deck.store
+        session_id = self._selected
+        try:
+            if what == "create":
+                session_id = store.create(actor="operator").id
+                message = f"Created session {session_id}"
+            elif session_id is None:
+                return
+            elif what == "approve" and value:
+                store.approve(session_id, value, actor="operator")
+                message = f"Approved {value}"
+            elif what == "deny" and value:
+                store.deny(session_id, value, actor="operator")
+                message = f"Denied {value}"
+            elif what == "mode" and value:
+                store.set_mode(session_id, value, actor="operator")
+                message = f"Mode is now {value}"
+            elif what == "end":
+                store.end(session_id, actor="operator")
+                message = f"Ended session {session_id}"
+            else:
+                return
+        except SkilldeckError as exc:
+            self.app.call_from_thread(self.notify, exc.message, severity="error")
+            return
+        self.app.call_from_thread(self._changed, what, session_id, message)
+
+    def _changed(self, what: str, session_id: str | None, message: str) -> None:
+        if what == "create":
+            self._selected = session_id
+            self.deck.session_id = session_id
+        if what in ("approve", "deny"):
+            self.query_one("#tool", Input).value = ""
+        self.notify(message, timeout=3)
+        self.deck.after_store_change()
+        self._load()

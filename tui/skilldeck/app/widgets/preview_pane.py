@@ -1,0 +1,290 @@
+"""The preview pane: frontmatter table above the rendered SKILL.md, or the raw source."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from pathlib import Path
+
+from rich.markdown import Markdown as RichMarkdown
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual._tree_sitter import get_language
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.reactive import reactive
+from textual.widgets import ContentSwitcher, Markdown, Static, TextArea
+from textual.widgets.text_area import Selection
+
+from skilldeck.app.state import SOURCE_BADGE, short_path
+from skilldeck.core.errors import SkilldeckError
+from skilldeck.core.model import Skill
+
+MARKDOWN_WIDGET_LIMIT = 8 * 1024
+"""Bodies up to this many bytes use Textual's Markdown widget (about 1 s at 8 KB here)."""
+RICH_MARKDOWN_LIMIT = 64 * 1024
+"""Bodies up to this size use Rich's cheaper Markdown renderer; larger ones plain text."""
+CACHE_SIZE = 64
+
+
+LANGUAGES = {
+    ".md": "markdown",
+    ".py": "python",
+    ".sh": "bash",
+    ".bash": "bash",
+    ".json": "json",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".toml": "toml",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".html": "html",
+    ".css": "css",
+    ".sql": "sql",
+    ".rs": "rust",
+    ".go": "go",
+    ".java": "java",
+    ".xml": "xml",
+}
+
+
+def language_for(name: str) -> str | None:
+    """TextArea highlighting language for a file name, when Textual knows it."""
+    language = LANGUAGES.get(Path(name).suffix.lower())
+    return language if language is not None and get_language(language) is not None else None
+
+
+def _read(skill: Skill) -> tuple[str, str]:
+    from skilldeck.core.parse import read_body, read_source
+
+    return read_body(skill), read_source(skill)
+
+
+def frontmatter_table(skill: Skill) -> Table:
+    """The compact key/value table shown above the body."""
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(style="bold", no_wrap=True, width=11)
+    table.add_column(ratio=1, overflow="fold")
+
+    table.add_row("name", Text(skill.name, style="bold"))
+    table.add_row("description", skill.description or Text("(missing)", style="red"))
+    where = Text(SOURCE_BADGE[skill.source], style="cyan")
+    where.append(f"  {short_path(skill.base_dir)}", style="dim")
+    table.add_row("source", where)
+    status = Text()
+    status.append(
+        "enabled" if skill.enabled else "disabled (registry)",
+        style="green" if skill.enabled else "magenta",
+    )
+    if skill.hidden:
+        status.append(" · hidden from models", style="yellow")
+    if skill.shadowed:
+        reason = skill.shadow_reason or short_path(skill.shadowed_by or Path())
+        status.append(f" · shadowed: {reason}", style="bright_black")
+    table.add_row("status", status)
+    for label, value in (
+        ("version", skill.version),
+        ("license", skill.license),
+        ("author", skill.author),
+        ("owner", skill.owner),
+        ("compat", skill.compatibility),
+    ):
+        if value:
+            table.add_row(label, str(value))
+    if skill.tags:
+        table.add_row("tags", ", ".join(skill.tags))
+    if skill.allowed_tools:
+        table.add_row("tools", " ".join(skill.allowed_tools))
+    if skill.triggers:
+        parts = [
+            *skill.triggers.keywords,
+            *skill.triggers.verbs,
+            *(f"/{p}/" for p in skill.triggers.patterns),
+        ]
+        table.add_row("triggers", ", ".join(parts))
+    if skill.resources:
+        more = "+" if skill.resources_truncated else ""
+        table.add_row("files", f"{len(skill.resources)}{more} resource file(s)")
+    return table
+
+
+class PreviewPane(Vertical):
+    """SKILL.md of the highlighted skill, rendered or raw with line numbers."""
+
+    DEFAULT_CSS = """
+    PreviewPane {
+        height: 1fr;
+    }
+    PreviewPane #frontmatter {
+        height: auto;
+        max-height: 40%;
+        padding: 0 1;
+        border-bottom: solid $primary-background-lighten-2;
+    }
+    PreviewPane ContentSwitcher {
+        height: 1fr;
+    }
+    PreviewPane #rendered {
+        height: 1fr;
+        padding: 0 1;
+    }
+    PreviewPane #rendered Markdown {
+        margin: 0;
+        padding: 0;
+    }
+    PreviewPane #raw {
+        height: 1fr;
+        border: none;
+    }
+    """
+
+    BINDINGS = [
+        Binding("r", "toggle_raw", "Raw/rendered", id="preview.toggle-raw"),
+    ]
+
+    raw: reactive[bool] = reactive(False)
+    """Show the raw source instead of the rendered body."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._skill: Skill | None = None
+        self._cache: OrderedDict[tuple[Path, int], tuple[str, str]] = OrderedDict()
+        self._pending_line: int | None = None
+        self._source_for: tuple[Path, int] | None = None
+
+    @property
+    def skill(self) -> Skill | None:
+        """The skill shown."""
+        return self._skill
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="frontmatter")
+        with ContentSwitcher(initial="rendered"):
+            with VerticalScroll(id="rendered"):
+                yield Markdown("", id="md", open_links=False)
+                yield Static("", id="md-plain")
+            yield TextArea(
+                "",
+                id="raw",
+                read_only=True,
+                show_line_numbers=True,
+                soft_wrap=False,
+                language=language_for("SKILL.md"),
+            )
+
+    def on_mount(self) -> None:
+        self.query_one("#md-plain").display = False
+
+    def show(self, skill: Skill | None, line: int | None = None) -> None:
+        """Show ``skill`` (None clears the pane); the body loads in a worker.
+
+        Args:
+            skill: The skill.
+            line: Also switch to the raw view at this 1-based line.
+        """
+        same = (
+            skill is not None
+            and self._skill is not None
+            and skill.path == self._skill.path
+            and skill.mtime_ns == self._skill.mtime_ns
+        )
+        self._skill = skill
+        if line is not None:
+            self.goto_line(line)
+        if same:
+            return
+        fm = self.query_one("#frontmatter", Static)
+        if skill is None:
+            self._pending_line = None
+            fm.update(Text("No skill selected.", style="dim"))
+            self.query_one("#md", Markdown).update("")
+            self.query_one("#md-plain", Static).update("")
+            self.query_one("#raw", TextArea).load_text("")
+            self._source_for = None
+            return
+        fm.update(frontmatter_table(skill))
+        self._load(skill)
+
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
+        """Open web links in the browser and the skill's own files in the file viewer."""
+        from skilldeck.app.widgets.resources_list import ResourcesList
+
+        event.stop()
+        href = event.href.strip()
+        if href.startswith(("http://", "https://")):
+            self.app.open_url(href)
+            return
+        target = href.split("#", 1)[0]
+        if self._skill is None or not target:
+            return
+        self.post_message(ResourcesList.Open(self._skill, target))
+
+    def goto_line(self, line: int | None) -> None:
+        """Switch to the raw view and put the cursor on ``line`` (1-based)."""
+        self.raw = True
+        if line is None:
+            return
+        if self._skill is not None and self._source_for == (self._skill.path, self._skill.mtime_ns):
+            self._move_to(line)
+        else:
+            self._pending_line = line
+
+    def _move_to(self, line: int) -> None:
+        area = self.query_one("#raw", TextArea)
+        row = max(0, min(line - 1, area.document.line_count - 1))
+        end = len(area.document.get_line(row))
+        # Select the line with the cursor at its start, so the view is not scrolled sideways.
+        area.selection = Selection((row, end), (row, 0))
+        area.scroll_cursor_visible(center=True)
+
+    def watch_raw(self, raw: bool) -> None:
+        self.query_one(ContentSwitcher).current = "raw" if raw else "rendered"
+
+    def action_toggle_raw(self) -> None:
+        """Toggle between the rendered body and the raw source."""
+        self.raw = not self.raw
+
+    @work(exclusive=True, group="preview")
+    async def _load(self, skill: Skill) -> None:
+        key = (skill.path, skill.mtime_ns)
+        cached = self._cache.get(key)
+        if cached is None:
+            try:
+                cached = await asyncio.to_thread(_read, skill)
+            except SkilldeckError as exc:
+                self.query_one("#md-plain", Static).update(Text(exc.message, style="red"))
+                self.query_one("#md-plain").display = True
+                self.query_one("#md").display = False
+                self.query_one("#raw", TextArea).load_text("")
+                return
+            self._cache[key] = cached
+            while len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        if self._skill is not skill:
+            return
+        body, source = cached
+        self.query_one("#raw", TextArea).load_text(source)
+        self._source_for = key
+        if self._pending_line is not None:
+            self._move_to(self._pending_line)
+            self._pending_line = None
+        md = self.query_one("#md", Markdown)
+        plain = self.query_one("#md-plain", Static)
+        size = len(body.encode("utf-8", "replace"))
+        self.query_one("#rendered", VerticalScroll).scroll_home(animate=False)
+        if size <= MARKDOWN_WIDGET_LIMIT:
+            plain.display = False
+            md.display = True
+            await md.update(body)
+        else:
+            md.display = False
+            await md.update("")
+            plain.display = True
+            if size <= RICH_MARKDOWN_LIMIT:
+                plain.update(RichMarkdown(body))
+            else:
+                plain.update(Text(body))

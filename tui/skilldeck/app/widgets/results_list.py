@@ -1,0 +1,221 @@
+"""The results list: one row per skill with markers, name, source badge and brief."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from skilldeck.app.state import SOURCE_BADGE, DeckState, Hit
+from skilldeck.core.model import Skill, Source
+
+MORE_ID = "__more__"
+FIRST_ROWS = 30
+"""Rows rendered at once; the rest follow when typing pauses for :data:`REST_DELAY`."""
+REST_DELAY = 0.3
+
+BADGE_STYLE = {
+    Source.BUNDLED: "bold $primary",
+    Source.USER: "bold $success",
+    Source.PROJECT: "bold $secondary",
+    Source.EXPLICIT: "bold $accent",
+}
+
+MARKERS = (
+    ("✖", "$error", "errors"),
+    ("▲", "$warning", "warnings"),
+    ("⊘", "$secondary", "disabled"),
+    ("◐", "$text-muted", "shadowed"),
+    ("⚠", "$warning", "required tools missing"),
+)
+"""Glyph, style and meaning of each row marker, in display order."""
+
+
+def row_markers(skill: Skill, state: DeckState) -> Content:
+    """The marker column of a row (five fixed cells)."""
+    errors, warnings = state.counts(skill)
+    flags = (
+        errors > 0,
+        warnings > 0,
+        not skill.enabled,
+        skill.shadowed,
+        state.tools_complete(skill) is False,
+    )
+    parts: list[str | tuple[str, str]] = [
+        (glyph, style) if on else " "
+        for on, (glyph, style, _meaning) in zip(flags, MARKERS, strict=True)
+    ]
+    return Content.assemble(*parts)
+
+
+def render_row(hit: Hit, state: DeckState, width: int = 80) -> Content:
+    """The two-line prompt of one result, each line cut to ``width`` cells."""
+    skill = hit.skill
+    name_style = "bold" if skill.enabled and not skill.shadowed else "dim strike"
+    head = Content.assemble(
+        row_markers(skill, state),
+        " ",
+        (skill.name, name_style),
+        (f" {SOURCE_BADGE[skill.source]}", BADGE_STYLE[skill.source]),
+    ).truncate(width, ellipsis=True)
+    brief = Content.assemble(
+        "  ",
+        (skill.brief, "$text-muted") if skill.brief else ("(no description)", "$error"),
+    ).truncate(width, ellipsis=True)
+    return Content("\n").join([head, brief])
+
+
+class ResultsList(OptionList):
+    """Search results; the highlighted row drives the detail panes."""
+
+    DEFAULT_CSS = """
+    ResultsList, ResultsList:focus {
+        height: 1fr;
+        border: none;
+        padding: 0;
+    }
+    ResultsList > .option-list--option {
+        padding: 0 1 0 0;
+    }
+    """
+
+    class SkillHighlighted(Message):
+        """The highlighted skill changed (None when the list is empty)."""
+
+        def __init__(self, skill: Skill | None) -> None:
+            super().__init__()
+            self.skill = skill
+
+    class SkillChosen(Message):
+        """Enter or a click on a row."""
+
+        def __init__(self, skill: Skill) -> None:
+            super().__init__()
+            self.skill = skill
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._hits: list[Hit] = []
+        self._current: Skill | None = None
+        self._total = 0
+        self._state: DeckState | None = None
+        self._rendered_width = 0
+        self._generation = 0
+        self._option_cache: dict[tuple[Path, int, bool, int], Option] = {}
+
+    @property
+    def hits(self) -> list[Hit]:
+        """Rows shown, in order."""
+        return self._hits
+
+    @property
+    def current(self) -> Skill | None:
+        """The highlighted skill."""
+        return self._current
+
+    def show(
+        self, hits: list[Hit], total: int, state: DeckState, keep: Skill | None = None
+    ) -> None:
+        """Replace the rows.
+
+        Args:
+            hits: Rows to show.
+            total: How many matched in all (``total - len(hits)`` become "+N more").
+            state: For markers.
+            keep: Highlight this skill again when it is still in the list.
+        """
+        self._hits = hits
+        self._total = total
+        self._state = state
+        self._generation += 1
+        index = 0 if hits else None
+        if keep is not None:
+            for i, hit in enumerate(hits):
+                if hit.skill.path == keep.path:
+                    index = i
+                    break
+        # Rows past the first screenful are added once typing pauses, so a keystroke
+        # repaints quickly even when many new rows have to be rendered.
+        first = max(FIRST_ROWS, (index or 0) + 1)
+        with self.prevent(OptionList.OptionHighlighted):
+            self.set_options([self._option(hit, state) for hit in hits[:first]])
+            if len(hits) <= first:
+                self._add_more_row()
+            self.highlighted = index
+            if index is not None:
+                self.scroll_to_highlight()
+        if len(hits) > first:
+            generation = self._generation
+            self.set_timer(REST_DELAY, lambda: self._add_rest(generation, first))
+        self._announce()
+
+    def _add_rest(self, generation: int, start: int) -> None:
+        if generation != self._generation or self._state is None:
+            return  # a newer result list replaced this one
+        with self.prevent(OptionList.OptionHighlighted):
+            self.add_options([self._option(hit, self._state) for hit in self._hits[start:]])
+            self._add_more_row()
+
+    def _add_more_row(self) -> None:
+        if self._total > len(self._hits):
+            more = Content.styled(
+                f"  +{self._total - len(self._hits)} more: type to narrow the search",
+                "italic $text-muted",
+            )
+            self.add_option(Option(more, id=MORE_ID, disabled=True))
+
+    def _option(self, hit: Hit, state: DeckState) -> Option:
+        """The row for ``hit``, reused while the skill and the width stay the same."""
+        width = self._row_width()
+        key = (hit.skill.path, hit.skill.mtime_ns, hit.skill.enabled, width)
+        option = self._option_cache.get(key)
+        if option is None:
+            option = Option(render_row(hit, state, width), id=str(hit.skill.path))
+            if len(self._option_cache) > 5000:
+                self._option_cache.clear()
+            self._option_cache[key] = option
+        return option
+
+    def forget_rows(self) -> None:
+        """Drop cached rows (markers may have changed: lint, tools, registry)."""
+        self._option_cache.clear()
+
+    def _row_width(self) -> int:
+        width = self.scrollable_content_region.width
+        return max(20, width - 1) if width else 80
+
+    def on_resize(self) -> None:
+        """Cut the rows again for the new width."""
+        width = self._row_width()
+        if self._state is None or width == self._rendered_width:
+            return
+        self._rendered_width = width
+        self._option_cache.clear()
+        if self._hits:
+            self.show(self._hits, self._total, self._state, keep=self._current)
+
+    def _announce(self) -> None:
+        index = self.highlighted
+        skill = self._hits[index].skill if index is not None and index < len(self._hits) else None
+        if skill is not self._current:
+            self._current = skill
+            self.post_message(self.SkillHighlighted(skill))
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        """Tell the screen which skill is highlighted."""
+        event.stop()
+        self._announce()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Tell the screen a skill was chosen."""
+        event.stop()
+        if event.option_index < len(self._hits):
+            self.post_message(self.SkillChosen(self._hits[event.option_index].skill))
+
+    def action_last(self) -> None:
+        """Highlight the last real row."""
+        if self._hits:
+            self.highlighted = len(self._hits) - 1

@@ -1,0 +1,245 @@
+"""The MCP tools' names, descriptions and strict input schemas, with a small validator.
+
+The schemas are a contract: every tool takes a JSON object, unknown properties are
+rejected (``additionalProperties: false``). The validator below covers exactly the JSON
+Schema keywords these schemas use, so no third-party validator is needed on the hot path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+NAME_MAX = 200
+QUERY_MAX = 2000
+ARGUMENTS_MAX = 20_000
+PATH_MAX = 4096
+TOOL_MAX = 500
+LIMIT_MAX = 50
+BUDGET_MAX = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool as listed to clients.
+
+    Attributes:
+        name: Tool name (a contract).
+        title: Short display name.
+        description: What the tool does, for the model.
+        input_schema: JSON Schema of the arguments object.
+        read_only: True when calling it changes no state (listing, reading).
+    """
+
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
+    if required:
+        schema["required"] = required
+    return schema
+
+
+_NAME = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": NAME_MAX,
+    "description": "The skill's name, exactly as listed (for example 'pdf-forms').",
+}
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="search_skills",
+        title="Search skills",
+        description=(
+            "Find the skills that fit a task. Give the task in a few words; returns the best "
+            "matches ranked, each with name, description, a 0-1 score and a confident flag. "
+            "When nothing is a confident match the answer says so: then prefer working "
+            "without a skill or ask the user. Load the chosen skill with load_skill."
+        ),
+        input_schema=_schema(
+            {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": QUERY_MAX,
+                    "description": "The task or topic, in plain words.",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": LIMIT_MAX,
+                    "default": 3,
+                    "description": "How many results to return (default 3).",
+                },
+            },
+            ["query"],
+        ),
+        read_only=True,
+    ),
+    ToolSpec(
+        name="list_skills",
+        title="List skills",
+        description=(
+            "The listing of available skills (name, description, location) within a "
+            "character budget. When the budget is too small, descriptions are shortened and "
+            "then skills are left out; the answer says which."
+        ),
+        input_schema=_schema(
+            {
+                "budget": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": BUDGET_MAX,
+                    "description": "Character budget (default: the configured prompt budget).",
+                },
+            },
+            [],
+        ),
+        read_only=True,
+    ),
+    ToolSpec(
+        name="load_skill",
+        title="Load a skill",
+        description=(
+            "Load a skill's instructions (its SKILL.md body) before doing the task it "
+            "covers. The text starts with the skill's base directory; files it mentions "
+            "are read with read_skill_resource. Loading activates the skill in this "
+            "session, so the tools it allows become allowed. Follow the instructions."
+        ),
+        input_schema=_schema(
+            {
+                "name": _NAME,
+                "arguments": {
+                    "type": "string",
+                    "maxLength": ARGUMENTS_MAX,
+                    "description": "Arguments for the skill ($ARGUMENTS), as one string.",
+                },
+            },
+            ["name"],
+        ),
+        read_only=False,
+    ),
+    ToolSpec(
+        name="read_skill_resource",
+        title="Read a skill file",
+        description=(
+            "Read one file from inside a skill's folder (a reference, template or script "
+            "the skill's instructions mention), by its path relative to the skill folder. "
+            "Binary files come back base64-encoded with their media type."
+        ),
+        input_schema=_schema(
+            {
+                "name": _NAME,
+                "path": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": PATH_MAX,
+                    "description": "Path relative to the skill folder, e.g. 'reference/forms.md'.",
+                },
+            },
+            ["name", "path"],
+        ),
+        read_only=True,
+    ),
+    ToolSpec(
+        name="check_tool",
+        title="Check a tool",
+        description=(
+            "Ask whether this session may use a tool before calling it, e.g. 'Bash' or "
+            "'Bash(git push:*)'. Answers allowed, requires_approval (the request is queued "
+            "for the operator: wait and check again) or denied, with the reason."
+        ),
+        input_schema=_schema(
+            {
+                "tool": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": TOOL_MAX,
+                    "description": "The tool name, optionally with a specifier in parentheses.",
+                },
+            },
+            ["tool"],
+        ),
+        read_only=False,
+    ),
+)
+
+TOOLS_BY_NAME: dict[str, ToolSpec] = {spec.name: spec for spec in TOOLS}
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "object": (dict,),
+}
+
+
+def validate_arguments(schema: dict[str, Any], arguments: Any) -> list[str]:
+    """Check ``arguments`` against one of the :data:`TOOLS` schemas.
+
+    Returns:
+        One message per problem ([] when valid).
+    """
+    if not isinstance(arguments, dict):
+        return ["arguments must be a JSON object"]
+    problems: list[str] = []
+    properties: dict[str, Any] = schema.get("properties", {})
+    for key in schema.get("required", []):
+        if key not in arguments:
+            problems.append(f"missing required property {key!r}")
+    if schema.get("additionalProperties") is False:
+        unknown = sorted(k for k in arguments if k not in properties)
+        if unknown:
+            allowed = ", ".join(sorted(properties)) or "none"
+            problems.append(
+                f"unknown property {', '.join(map(repr, unknown))} (allowed: {allowed})"
+            )
+    for key, value in arguments.items():
+        rules = properties.get(key)
+        if rules is not None:
+            problems.extend(_check_value(key, value, rules))
+    return problems
+
+
+def _check_value(key: str, value: Any, rules: dict[str, Any]) -> list[str]:
+    expected = rules.get("type")
+    if expected is not None:
+        kinds = _JSON_TYPES[expected]
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            article = "an" if expected[0] in "aeiou" else "a"
+            return [f"property {key!r} must be {article} {expected}, got {_json_type(value)}"]
+    problems: list[str] = []
+    if isinstance(value, str):
+        if len(value) < rules.get("minLength", 0):
+            problems.append(f"property {key!r} must not be empty")
+        if "maxLength" in rules and len(value) > rules["maxLength"]:
+            problems.append(f"property {key!r} is longer than {rules['maxLength']} characters")
+    if isinstance(value, int) and not isinstance(value, bool):
+        if "minimum" in rules and value < rules["minimum"]:
+            problems.append(f"property {key!r} must be at least {rules['minimum']}")
+        if "maximum" in rules and value > rules["maximum"]:
+            problems.append(f"property {key!r} must be at most {rules['maximum']}")
+    return problems
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
