@@ -204,7 +204,10 @@ class SkilldeckApp(App[int]):
         """Follow SKILL.md changes with watchfiles and re-index only what changed."""
         try:
             from watchfiles import awatch
-        except ImportError:  # pragma: no cover - watchfiles is a dependency of textual dev
+        except ImportError:  # pragma: no cover - watchfiles is a declared dependency
+            self.notify(
+                "Live updates are off: the watchfiles package is missing.", severity="warning"
+            )
             return
         paths = self.watched_paths()
         if not paths:
