@@ -207,6 +207,21 @@ async def test_explain_shows_signals_for_the_highlighted_result(root: Path) -> N
         assert "pdf-forms" in text and "ranked #1" in text and "signal" in text
 
 
+async def test_explain_follows_the_highlight(root: Path) -> None:
+    app = new_app([root])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"release notes pdf", "down", "x")
+        await settle(pilot)
+        first = text_of(app.screen.query_one("#explain-text", Static))
+        await pilot.press("down")
+        await settle(pilot)
+        second = text_of(app.screen.query_one("#explain-text", Static))
+        assert "ranked #2" in second or "not among" in second, second
+        assert "still building" not in second
+        assert first != second
+
+
 async def test_live_change_reindexes_the_changed_skill(root: Path) -> None:
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:

@@ -27,6 +27,7 @@ from textual.worker import get_current_worker
 
 from skilldeck.app.state import Hit, Ranked, short_path
 from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
+from skilldeck.app.widgets.explain_view import HINT as EXPLAIN_HINT
 from skilldeck.app.widgets.explain_view import ExplainView, explain_renderable
 from skilldeck.app.widgets.preview_pane import PreviewPane
 from skilldeck.app.widgets.resources_list import ResourcesList
@@ -334,9 +335,11 @@ class MainScreen(Screen[None]):
         availability = state.availability.get(skill.path) if skill else None
         self.query_one(ToolsTable).show(availability, loading=self.deck.discovering)
         self.query_one(ResourcesList).show(skill)
-        self.query_one(ExplainView).show(
-            explain_renderable(self.query_text, skill, None) if skill else Text("")
-        )
+        tabs = self.query_one("#tabs", TabbedContent)
+        if skill and tabs.active == "tab-explain" and self.query_text.strip():
+            self._explain(self.query_text, skill)
+        else:
+            self.query_one(ExplainView).show(Text(EXPLAIN_HINT, style="dim") if skill else Text(""))
 
     @on(DiagnosticsList.JumpTo)
     def _jump(self, event: DiagnosticsList.JumpTo) -> None:
