@@ -505,3 +505,30 @@ def test_shipped_skills_listing_and_resources() -> None:
     for rel in writer.resources:
         res = read_resource(writer, rel)
         assert res.text and not res.binary
+
+
+def test_recorded_load_and_read_emit_telemetry(tmp_path: Path, isolated_home: Path) -> None:
+    import json as _json
+
+    from skilldeck.core.loader import load_and_record, read_and_record
+
+    path = write_skill(tmp_path, "rec-skill", body="Body $ARGUMENTS\n")
+    (path.parent / "notes.txt").write_text("hello\n")
+    skill = parse_skill_file(path)
+    result = load_and_record(skill, "x", actor="cli", session="s1")
+    assert result.text.endswith("Body x\n") or "Body x" in result.text
+    assert read_and_record(skill, "notes.txt", actor="agent").text == "hello\n"
+    with pytest.raises(SkilldeckError):
+        read_and_record(skill, "../outside.txt", actor="agent")
+    lines = [
+        _json.loads(line)
+        for f in sorted((isolated_home / "telemetry").glob("*.jsonl"))
+        for line in f.read_text().splitlines()
+        if line.strip()
+    ]
+    loaded = [e for e in lines if e["event"] == "skill_loaded"]
+    assert loaded and loaded[-1]["name"] == "rec-skill" and loaded[-1]["session"] == "s1"
+    assert {"tokens", "latency_ms", "truncated", "actor"} <= set(loaded[-1])
+    reads = [e for e in lines if e["event"] == "skill_resource_requested"]
+    assert [e["ok"] for e in reads] == [True, False]
+    assert reads[1]["code"] == "INVALID_PARAM" and reads[0]["resource"] == "notes.txt"

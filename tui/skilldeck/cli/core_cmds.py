@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -211,22 +210,11 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck load NAME [ARGS]``."""
-    from skilldeck.core.loader import load_skill
-    from skilldeck.core.telemetry import emit
+    from skilldeck.core.loader import load_and_record
 
     skill = find_skill(ctx.catalog(), args.name)
     arguments = " ".join(a for a in args.arguments if a != "--")
-    started = time.perf_counter()
-    result = load_skill(skill, arguments, ctx.settings.body_token_cap)
-    emit(
-        "skill_loaded",
-        name=skill.name,
-        path=str(skill.path),
-        tokens=result.tokens,
-        latency_ms=round((time.perf_counter() - started) * 1000, 3),
-        truncated=result.truncated,
-        actor="cli",
-    )
+    result = load_and_record(skill, arguments, ctx.settings.body_token_cap, actor="cli")
     fmt = ctx.output_format(("text", "json"))
     if fmt == "json":
         ctx.emit_json(result.to_dict())
@@ -239,30 +227,10 @@ def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_read(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck read NAME PATH``."""
-    from skilldeck.core.loader import read_resource
-    from skilldeck.core.telemetry import emit
+    from skilldeck.core.loader import read_and_record
 
     skill = find_skill(ctx.catalog(), args.name)
-    try:
-        resource = read_resource(skill, args.path, ctx.settings.resource_byte_cap)
-    except SkilldeckError as exc:
-        emit(
-            "skill_resource_requested",
-            name=skill.name,
-            path=args.path,
-            ok=False,
-            code=exc.code.value,
-            actor="cli",
-        )
-        raise
-    emit(
-        "skill_resource_requested",
-        name=skill.name,
-        path=args.path,
-        ok=True,
-        size=resource.size,
-        actor="cli",
-    )
+    resource = read_and_record(skill, args.path, ctx.settings.resource_byte_cap, actor="cli")
     fmt = ctx.output_format(("text", "json"))
     if fmt == "json":
         ctx.emit_json(resource.to_dict())

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import time
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -227,8 +226,8 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session load ID SKILL [ARGS]``: operator force-load."""
-    from skilldeck.core.loader import load_skill, suggest_names
-    from skilldeck.core.telemetry import emit
+    from skilldeck.cli.core_cmds import find_skill
+    from skilldeck.core.loader import load_and_record
 
     fmt = ctx.output_format(FORMATS)
     with _store(ctx) as store:
@@ -237,26 +236,10 @@ def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
             raise SkilldeckError(
                 ErrorCode.INVALID_PARAM, f"session {args.id} has ended", session=args.id
             )
-        catalog = ctx.catalog()
-        skill = catalog.get(args.skill)
-        if skill is None:
-            hints = suggest_names(args.skill, catalog.names())
-            hint = f"; did you mean {', '.join(hints)}?" if hints else ""
-            raise SkilldeckError(
-                ErrorCode.NOT_FOUND, f"no skill named {args.skill!r}{hint}", suggestions=hints
-            )
+        skill = find_skill(ctx.catalog(), args.skill)
         arguments = " ".join(a for a in args.arguments if a != "--")
-        started = time.perf_counter()
-        result = load_skill(skill, arguments, ctx.settings.body_token_cap)
-        emit(
-            "skill_loaded",
-            name=skill.name,
-            path=str(skill.path),
-            tokens=result.tokens,
-            latency_ms=round((time.perf_counter() - started) * 1000, 3),
-            truncated=result.truncated,
-            actor="operator",
-            session=args.id,
+        result = load_and_record(
+            skill, arguments, ctx.settings.body_token_cap, actor="operator", session=args.id
         )
         session = store.activate_skill(
             args.id, skill.name, list(skill.allowed_tools), actor="operator", arguments=arguments

@@ -545,8 +545,7 @@ class SkillService:
         self, name: str, arguments: str = "", *, client_key: str = "stdio"
     ) -> ToolOutput:
         """Tier 2: the skill's instructions; activates it in the client's session."""
-        from skilldeck.core import telemetry
-        from skilldeck.core.loader import load_skill
+        from skilldeck.core.loader import load_skill, record_load
 
         started = time.perf_counter()
         skill = self._skill(name)
@@ -556,17 +555,8 @@ class SkillService:
         self.store().activate_skill(
             session_id, skill.name, list(skill.allowed_tools), actor="agent", arguments=arguments
         )
-        latency_ms = round((time.perf_counter() - started) * 1000, 3)
-        telemetry.emit(
-            "skill_loaded",
-            skill=skill.name,
-            path=str(skill.path),
-            tokens=result.tokens,
-            latency_ms=latency_ms,
-            truncated=result.truncated,
-            session=session_id,
-            source="mcp",
-        )
+        latency_ms = (time.perf_counter() - started) * 1000
+        record_load(skill, result, latency_ms, actor="agent", session=session_id, source="mcp")
         data = result.to_dict()
         data["allowed_tools"] = list(skill.allowed_tools)
         data["tools"] = availability
@@ -593,31 +583,11 @@ class SkillService:
 
     def read_skill_resource(self, name: str, path: str, *, client_key: str = "stdio") -> ToolOutput:
         """Tier 3: one file from inside the skill folder."""
-        from skilldeck.core import telemetry
-        from skilldeck.core.loader import read_resource
+        from skilldeck.core.loader import read_and_record
 
-        try:
-            skill = self._skill(name)
-            resource = read_resource(skill, path, byte_cap=self.settings.resource_byte_cap)
-        except SkilldeckError as exc:
-            telemetry.emit(
-                "skill_resource_requested",
-                skill=name,
-                resource=path,
-                size=None,
-                ok=False,
-                code=exc.code.value,
-                source="mcp",
-            )
-            raise
-        telemetry.emit(
-            "skill_resource_requested",
-            skill=name,
-            resource=resource.path,
-            size=resource.size,
-            ok=True,
-            binary=resource.binary,
-            source="mcp",
+        skill = self._skill(name)
+        resource = read_and_record(
+            skill, path, self.settings.resource_byte_cap, actor="agent", source="mcp"
         )
         data = resource.to_dict()
         uri = resource_uri(skill.name, resource.path)
@@ -687,8 +657,7 @@ class SkillService:
         """Read ``skill://{name}/SKILL.md`` or ``skill://{name}/{path}``."""
         from urllib.parse import unquote
 
-        from skilldeck.core import telemetry
-        from skilldeck.core.loader import read_resource
+        from skilldeck.core.loader import read_and_record
         from skilldeck.core.parse import read_source
 
         prefix = "skill://"
@@ -703,27 +672,8 @@ class SkillService:
         skill = self._skill(name)
         if rel.lower() == "skill.md":
             return ResourceContent(uri, "text/markdown", text=read_source(skill))
-        try:
-            resource = read_resource(skill, rel, byte_cap=self.settings.resource_byte_cap)
-        except SkilldeckError as exc:
-            telemetry.emit(
-                "skill_resource_requested",
-                skill=name,
-                resource=rel,
-                size=None,
-                ok=False,
-                code=exc.code.value,
-                source="mcp-resource",
-            )
-            raise
-        telemetry.emit(
-            "skill_resource_requested",
-            skill=name,
-            resource=resource.path,
-            size=resource.size,
-            ok=True,
-            binary=resource.binary,
-            source="mcp-resource",
+        resource = read_and_record(
+            skill, rel, self.settings.resource_byte_cap, actor="agent", source="mcp-resource"
         )
         if resource.binary:
             return ResourceContent(uri, resource.mime, data=resource.data)

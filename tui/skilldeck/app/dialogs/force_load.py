@@ -264,7 +264,7 @@ class ForceLoadDialog(ModalScreen[ForceLoadOutcome | None]):
         except SkilldeckError as exc:
             self.app.call_from_thread(self._failed, exc.message)
             return
-        _emit_loaded(deck, self.skill, result, session_id, started)
+        _emit_loaded(self.skill, result, session_id, started)
         outcome = ForceLoadOutcome(
             session_id, self.skill.name, result.arguments, result.tokens, result.truncated
         )
@@ -293,21 +293,8 @@ def _arguments_line(text: str, plain: str | None) -> int | None:
     return index + 1 if index < len(lines) else None
 
 
-def _emit_loaded(
-    deck: SkilldeckApp, skill: Skill, result: LoadResult, session_id: str, started: float
-) -> None:
-    try:
-        from skilldeck.core.telemetry import Telemetry
+def _emit_loaded(skill: Skill, result: LoadResult, session_id: str, started: float) -> None:
+    from skilldeck.core.loader import record_load
 
-        Telemetry.from_settings(deck.settings).emit(
-            "skill_loaded",
-            name=skill.name,
-            path=str(skill.path),
-            tokens=result.tokens,
-            truncated=result.truncated,
-            latency_ms=round((time.perf_counter() - started) * 1000, 2),
-            session=session_id,
-            actor="operator",
-        )
-    except Exception:  # telemetry never breaks an operator action
-        return
+    latency_ms = (time.perf_counter() - started) * 1000
+    record_load(skill, result, latency_ms, actor="operator", session=session_id, source="tui")
