@@ -370,3 +370,25 @@ def test_agent_search_threshold_override(catalog_root: Path) -> None:
     )
     assert not response.confident and response.message == "no confident match"
     assert response.results
+
+
+def test_one_or_two_letters_rank_by_name_prefix(tmp_path: Path) -> None:
+    from skilldeck.core.parse import parse_skill_file
+    from skilldeck.core.search import SearchIndex
+
+    specs = {
+        "zeta-pdf": "Fills PDF forms. Use when a PDF has form fields.",
+        "pdf-tools": "Merges and splits documents. Use when combining files.",
+        "alpha-pack": "Packs archives. Use when zipping folders.",
+        "merge-sort": "Sorts numbers. Use when ordering a list of values.",
+    }
+    skills = [
+        parse_skill_file(write_skill(tmp_path, name, description=desc))
+        for name, desc in specs.items()
+    ]
+    index = SearchIndex.build(skills, semantic=False)
+    names = [r.skill.name for r in index.search("p").results]
+    assert names == ["pdf-tools", "alpha-pack", "zeta-pdf"]
+    response = index.search("pd")
+    assert [r.skill.name for r in response.results] == ["pdf-tools", "zeta-pdf"]
+    assert not response.confident

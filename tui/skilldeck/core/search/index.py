@@ -76,6 +76,10 @@ HUMAN_LIMIT = 20
 AGENT_LIMIT = 3
 
 
+SHORT_QUERY = 2
+"""Queries this short are matched against name prefixes only."""
+
+
 @dataclass(slots=True)
 class SearchResult:
     """One ranked skill.
@@ -583,6 +587,35 @@ class SearchIndex:
                     unknown += 1
         return terms, labels, unknown
 
+    def _name_prefix(
+        self, query: str, prefix: str, limit: int, threshold: float, started: float
+    ) -> SearchResponse:
+        """Rank a one- or two-character query (the first keystrokes) by skill name.
+
+        Too short for word statistics to mean anything: names starting with it come
+        first, then names with a hyphenated part starting with it, each by name. Never
+        confident, so agents are not sent anywhere on so little.
+        """
+        ranked: list[tuple[int, str, int]] = []
+        for doc, skill in enumerate(self.skills):
+            name = skill.name.lower()
+            if name.startswith(prefix):
+                ranked.append((0, name, doc))
+            elif any(part.startswith(prefix) for part in name.split("-")[1:]):
+                ranked.append((1, name, doc))
+        ranked.sort()
+        results = [
+            SearchResult(
+                self.skills[doc],
+                1.0 if tier == 0 else 0.5,
+                False,
+                {"name_prefix": 1.0 if tier == 0 else 0.5},
+                {"name": [prefix]},
+            )
+            for tier, _name, doc in ranked[:limit]
+        ]
+        return SearchResponse(query, results, False, False, _ms(started), len(ranked), threshold)
+
     def search(
         self,
         query: str,
@@ -607,6 +640,11 @@ class SearchIndex:
         n = len(self.skills)
         if n == 0 or not query.strip():
             return SearchResponse(query, [], False, False, _ms(started), 0, threshold)
+        short = query.strip().lower()
+        if len(short) <= SHORT_QUERY and short.isalnum():
+            by_name = self._name_prefix(query, short, limit, threshold, started)
+            if by_name.results:
+                return by_name
         terms, labels, unknown = self.query_terms(query)
         lex = np.zeros(n, dtype=np.float64)
         per_field: dict[str, NDArray[np.float64]] = {}
