@@ -21,6 +21,9 @@ SKILLS = REPO / "skills"
 CORPUS = REPO.parent / "shared" / "corpus" / "skills"
 SIZE = (120, 40)
 
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "app")]
+from apptools import settle  # noqa: E402  (the test helpers, importable once tests/ is on the path)
+
 
 def svg_for_png(svg: str) -> str:
     """Make Textual's SVG render faithfully with librsvg: real spaces, local mono font."""
@@ -46,25 +49,6 @@ def to_png(svg_path: Path) -> Path | None:
     finally:
         os.unlink(tmp.name)
     return png
-
-
-async def settle(pilot: object) -> None:
-    """Wait for every worker but the watcher, then repaint."""
-    from textual.pilot import Pilot
-
-    assert isinstance(pilot, Pilot)
-    app = pilot.app
-    idle = 0
-    for _ in range(400):
-        await pilot.pause()
-        busy = [w for w in app.workers if not w.is_finished and w.group != "watch"]
-        if busy:
-            idle = 0
-            await asyncio.gather(*(w.wait() for w in busy), return_exceptions=True)
-        else:
-            idle += 1
-            if idle >= 3:
-                break
 
 
 Scene = Callable[[object], Awaitable[None]]

@@ -12,8 +12,7 @@ from typing import Any, TextIO
 from skilldeck.core.config import Settings, load_settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Catalog, Severity
-
-PROFILES = ("default", "agentskills", "claude-code")
+from skilldeck.core.validate import PROFILES
 
 _COLORS = {
     "red": "\x1b[31m",

@@ -131,13 +131,9 @@ def find_skill(catalog: Catalog, name: str) -> Skill:
         if path.exists():
             skill = catalog.by_path(path.resolve()) or catalog.by_path(path.absolute())
     if skill is None:
-        from skilldeck.core.loader import suggest_names
+        from skilldeck.core.loader import unknown_skill
 
-        hints = suggest_names(name, catalog.names())
-        hint = f"; did you mean {', '.join(hints)}?" if hints else ""
-        raise SkilldeckError(
-            ErrorCode.NOT_FOUND, f"no skill named {name!r}{hint}", suggestions=hints
-        )
+        raise unknown_skill(name, catalog.names())
     return skill
 
 
@@ -343,10 +339,9 @@ def _report(
 
 def cmd_validate(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck validate [PATH...]``: exit 1 when any skill has an error."""
-    from skilldeck.core.validate import validate_skill
-
     catalog = _catalog_for_paths(ctx, args.paths)
-    results = [(s, validate_skill(s, ctx.profile)) for s in catalog.skills]
+    # discovery already validated every skill against ctx.profile
+    results = [(s, s.diagnostics) for s in catalog.skills]
     _report(ctx, results, catalog, {"profile": ctx.profile})
     failed = any(d.severity is Severity.ERROR for _, diags in results for d in diags)
     failed = failed or any(d.severity is Severity.ERROR for d in catalog.diagnostics)

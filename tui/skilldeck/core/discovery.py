@@ -406,6 +406,13 @@ def _from_cache(
     record = cache.get(item.real_md, item.md_path, st.st_mtime_ns, st.st_size)
     if record is None:
         return None
+    return _cached_skill(record, item, paths, source, cache)
+
+
+def _cached_skill(
+    record: Record, item: _Found, paths: _Paths, source: Source, cache: MetadataCache
+) -> tuple[Skill, bool]:
+    """A skill rebuilt from its cache record; True when its validation was cached too."""
     base_dir = paths.folder(item.folder)
     md_path = _child(base_dir, item.md_name)
     skill = skill_from_record(
@@ -433,16 +440,7 @@ def _same_frontmatter(
     if current is None or current[0] != old[3]:
         return None
     record = cache.refresh(item.real_md, old, current[2], current[1])
-    base_dir = paths.folder(item.folder)
-    md_path = _child(base_dir, item.md_name)
-    skill = skill_from_record(
-        record, md_path, base_dir, source, paths.root_path, paths.rel_id(item.folder)
-    )
-    rows = cache.get_validated(item.real_md)
-    if rows is None:
-        return skill, False
-    skill.diagnostics = diagnostics_from_rows(rows, md_path, item.md_path)
-    return skill, True
+    return _cached_skill(record, item, paths, source, cache)
 
 
 def _parse_item(item: _Found, paths: _Paths, source: Source) -> Skill:

@@ -705,6 +705,21 @@ def suggest_names(name: str, names: list[str], n: int = 3) -> list[str]:
     return [match[0] for match in matches if match[1] >= floor]
 
 
+def unknown_skill(name: str, names: list[str], advice: str = "") -> SkilldeckError:
+    """The NOT_FOUND error for a skill name, naming the nearest ones.
+
+    Args:
+        name: The name asked for.
+        names: The names that exist.
+        advice: Appended to the message (for example where to search instead).
+    """
+    hints = suggest_names(name, names)
+    hint = f"; did you mean {', '.join(hints)}?" if hints else ""
+    return SkilldeckError(
+        ErrorCode.NOT_FOUND, f"no skill named {name!r}{hint}{advice}", name=name, suggestions=hints
+    )
+
+
 def record_load(
     skill: Skill, result: LoadResult, latency_ms: float, *, actor: str, **context: Any
 ) -> None:

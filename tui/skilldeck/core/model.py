@@ -37,7 +37,10 @@ class Source(StrEnum):
     @property
     def rank(self) -> int:
         """Precedence: a higher rank wins a name clash."""
-        return list(Source).index(self)
+        return _SOURCE_RANK[self]
+
+
+_SOURCE_RANK = {source: rank for rank, source in enumerate(Source)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -441,16 +441,10 @@ class SkillService:
         """The winning skill named ``name`` for an agent; NOT_FOUND with suggestions."""
         skill = self._by_name.get(name)
         if skill is None:
-            from skilldeck.core.loader import suggest_names
+            from skilldeck.core.loader import unknown_skill
 
-            suggestions = suggest_names(name, [s.name for s in self._visible])
-            hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
-            raise SkilldeckError(
-                ErrorCode.NOT_FOUND,
-                f"no skill named {name!r}{hint} (search_skills finds skills by task)",
-                name=name,
-                suggestions=suggestions,
-            )
+            names = [s.name for s in self._visible]
+            raise unknown_skill(name, names, " (search_skills finds skills by task)")
         if not skill.enabled:
             raise SkilldeckError(
                 ErrorCode.PERMISSION_DENIED,
