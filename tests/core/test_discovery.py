@@ -324,3 +324,23 @@ def test_parallel_parse_equals_serial(tmp_path: Path, monkeypatch: pytest.Monkey
     assert [s.to_dict() for s in parallel.skills] == [s.to_dict() for s in serial.skills]
     warm = discover([Root(tmp_path, Source.EXPLICIT)], Settings())
     assert [s.to_dict() for s in warm.skills] == [s.to_dict() for s in serial.skills]
+
+
+def test_identical_bundled_copy_is_listed_once(tmp_path: Path) -> None:
+    """Skilldeck installed and run from its own checkout: the same skill, not a shadow."""
+    bundled, project = tmp_path / "bundled", tmp_path / "project"
+    for root in (bundled, project):
+        write_skill(root, "twin", description="Same everywhere. Use when testing.")
+        (root / "twin" / "notes.md").write_text("same\n")
+    write_skill(bundled, "edited", description="Bundled wording. Use when testing.")
+    write_skill(project, "edited", description="Local wording. Use when testing.")
+    roots = [Root(bundled, Source.BUNDLED), Root(project, Source.PROJECT)]
+    catalog = discover(roots, Settings())
+    twins = [s for s in catalog.skills if s.name == "twin"]
+    assert [(s.source, s.shadowed) for s in twins] == [(Source.PROJECT, False)]
+    edited = sorted((s.source.value, s.shadowed) for s in catalog.skills if s.name == "edited")
+    assert edited == [("bundled", True), ("project", False)]
+    # a different resource set is a different skill even with the same SKILL.md
+    (project / "twin" / "extra.md").write_text("new\n")
+    catalog = discover(roots, Settings())
+    assert len([s for s in catalog.skills if s.name == "twin"]) == 2

@@ -340,7 +340,9 @@ def _discover(
     global_registry = Registry.load(settings.registry_file)
     catalog.diagnostics.extend(global_registry.diagnostics)
     global_registry.apply(catalog.skills)
-    _resolve_shadows(kept)
+    copies = _resolve_shadows(kept)
+    if copies:
+        catalog.skills = [skill for skill in catalog.skills if id(skill) not in copies]
     if progress is not None:
         progress(counter[0])
     return catalog
@@ -630,8 +632,14 @@ def _parse_parallel(
     return [pair for chunk in results for pair in chunk]
 
 
-def _resolve_shadows(kept: list[tuple[tuple[int, int, int], Skill]]) -> None:
-    """Mark every skill that loses its name to a higher-precedence one."""
+def _resolve_shadows(kept: list[tuple[tuple[int, int, int], Skill]]) -> set[int]:
+    """Mark every skill that loses its name to a higher-precedence one.
+
+    Returns:
+        The ids of bundled skills that are identical copies of their winner (Skilldeck
+        installed and also run from its own repository): one skill, to be listed once.
+    """
+    copies: set[int] = set()
     winners: dict[str, tuple[tuple[int, int, int], Skill]] = {}
     for key, skill in kept:
         best = winners.get(skill.name)
@@ -640,6 +648,9 @@ def _resolve_shadows(kept: list[tuple[tuple[int, int, int], Skill]]) -> None:
     for key, skill in kept:
         win_key, winner = winners[skill.name]
         if winner is skill:
+            continue
+        if skill.source is Source.BUNDLED and _same_copy(skill, winner):
+            copies.add(id(skill))
             continue
         skill.shadowed_by = winner.path
         if win_key[0] != key[0]:
@@ -652,6 +663,18 @@ def _resolve_shadows(kept: list[tuple[tuple[int, int, int], Skill]]) -> None:
         else:
             why = "same root: the first in path order wins"
         skill.shadow_reason = f"shadowed by {winner.path} ({why})"
+    return copies
+
+
+def _same_copy(a: Skill, b: Skill) -> bool:
+    """True when two skill folders hold the same SKILL.md bytes and resource names."""
+    if (a.size, a.content_hash, a.resources) != (b.size, b.content_hash, b.resources):
+        return False
+    try:
+        with open(a.path, "rb") as fa, open(b.path, "rb") as fb:
+            return fa.read() == fb.read()
+    except OSError:
+        return False
 
 
 def _validator(profile: str) -> tuple[_Validate | None, str]:
