@@ -337,3 +337,28 @@ async def test_links_in_the_preview_open_files_safely(root: Path) -> None:
         assert isinstance(app.screen, ResourceDialog)
         assert "INVALID_PARAM" in text_of(app.screen.query_one("#facts", Static))
         assert app.screen.query_one("#content", TextArea).text == ""
+
+
+async def test_reordered_rows_reuse_renders_and_click_the_right_skill(root: Path) -> None:
+    app = new_app([root])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        results = app.screen.query_one(ResultsList)
+        hits = list(results.hits)
+        assert len(results._strip_cache) >= len(hits)
+        cached = len(results._strip_cache)
+        reversed_hits = hits[::-1]
+        results.show(reversed_hits, len(reversed_hits), app.state)
+        await pilot.pause()
+        # Same rows: only the two whose highlight changed (old and new first row) are drawn.
+        assert len(results._strip_cache) == cached + 2
+        assert [h.skill.name for h in results.hits] == [h.skill.name for h in reversed_hits]
+        first_line = "".join(s.text for s in results.render_line(0))
+        assert reversed_hits[0].skill.name in first_line
+        await pilot.click(ResultsList, offset=(10, 0))
+        await settle(pilot)
+        assert results.current is not None
+        assert results.current.name == reversed_hits[0].skill.name
+        await pilot.click(ResultsList, offset=(10, 2))
+        await settle(pilot)
+        assert results.current.name == reversed_hits[1].skill.name

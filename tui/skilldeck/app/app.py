@@ -8,12 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.worker import get_current_worker
 
+from skilldeck.app import heap
 from skilldeck.app.commands import SkillCommands
 from skilldeck.app.state import DeckState
 from skilldeck.core.config import Settings
@@ -85,6 +86,8 @@ class SkilldeckApp(App[int]):
         self.watch_files = watch
         self.poll_interval = poll_interval
         self.debounce = debounce
+        self.collector = heap.IdleCollector()
+        """Runs full garbage collections when the user pauses (see :mod:`skilldeck.app.heap`)."""
         self.deterministic = deterministic
         if semantic is None:
             semantic = state.settings.semantic and os.environ.get(ENV_SEMANTIC, "") == "1"
@@ -103,6 +106,8 @@ class SkilldeckApp(App[int]):
         from skilldeck.app.screens.main_screen import MainScreen
 
         self.theme = "textual-dark"
+        self.collector.start()
+        self.set_interval(0.5, self.collector.tick)
         self.push_screen(MainScreen())
         self.discover()
         if self.poll_interval > 0:
@@ -152,6 +157,7 @@ class SkilldeckApp(App[int]):
                     timeout=10,
                 )
             self.call_from_thread(self.bump)
+        heap.settle()
         self.call_from_thread(self._set_progress, False, "", len(self.state.catalog.skills))
         self.call_from_thread(self._discovery_done)
         for diag in self.state.catalog.diagnostics[:5]:
@@ -181,6 +187,7 @@ class SkilldeckApp(App[int]):
             self.call_from_thread(
                 self.notify, f"semantic search unavailable: {exc}", severity="warning"
             )
+        heap.settle()
         self.call_from_thread(setattr, self, "stage", "")
         if on:
             self.call_from_thread(self.bump)
@@ -336,6 +343,14 @@ class SkilldeckApp(App[int]):
         """Switch between the light and dark themes."""
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
+    async def on_event(self, event: events.Event) -> None:
+        """Note user input, so full garbage collections wait for a pause."""
+        if isinstance(event, (events.Key, events.MouseDown)):
+            self.collector.touch()
+        await super().on_event(event)
+
     def on_unmount(self) -> None:
+        self.collector.stop()
+        heap.release()
         if self._store is not None:
             self._store.close()

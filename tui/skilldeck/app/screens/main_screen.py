@@ -136,6 +136,7 @@ class MainScreen(Screen[None]):
         self._debounce: Timer | None = None
         self._refine: Timer | None = None
         self._shown: Skill | None = None
+        self._detailed: Skill | None = None
         self._last_key = 0.0
         self._pending_line: int | None = None
         self._pin: Skill | None = None
@@ -194,7 +195,7 @@ class MainScreen(Screen[None]):
         if deck.discovering:
             count = deck.discovered or len(deck.state.catalog.skills)
             self.query_one("#status", Static).update(
-                Text(f"{deck.stage or 'working'}… {count} skills", style="italic")
+                Text(f"{deck.stage or 'working'}… {count} skills", style="italic"), layout=False
             )
         elif self.last_ranked is not None:
             self._show_status(self.last_ranked)
@@ -218,7 +219,7 @@ class MainScreen(Screen[None]):
             text.append(" · semantic", style="green")
         if self.deck.stage:
             text.append(f" · {self.deck.stage}…", style="italic yellow")
-        self.query_one("#status", Static).update(text)
+        self.query_one("#status", Static).update(text, layout=False)  # fixed size: no reflow
 
     # ----------------------------------------------------------------- search
 
@@ -229,6 +230,9 @@ class MainScreen(Screen[None]):
 
     @on(Input.Changed, "#search")
     def _query_changed(self, event: Input.Changed) -> None:
+        if self._shown is not self._detailed:
+            # Still typing: the detail panes wait for a pause after this keystroke too.
+            self._details(self._shown, TYPING_DETAIL_DELAY)
         if self._debounce is not None:
             self._debounce.stop()
             self._debounce = None
@@ -324,6 +328,7 @@ class MainScreen(Screen[None]):
 
     def show_skill(self, skill: Skill | None) -> None:
         """Fill every detail pane for ``skill``."""
+        self._detailed = skill
         state = self.deck.state
         self.query_one(PreviewPane).show(skill)
         diagnostics = state.diagnostics_for(skill) if skill else []

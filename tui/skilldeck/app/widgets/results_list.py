@@ -5,7 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.content import Content
+from textual.geometry import Spacing
 from textual.message import Message
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import Padding
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -14,8 +18,11 @@ from skilldeck.core.model import Skill, Source
 
 MORE_ID = "__more__"
 FIRST_ROWS = 30
-"""Rows rendered at once; the rest follow when typing pauses for :data:`REST_DELAY`."""
+"""Rows added at once (at least a screenful); the rest follow when typing pauses for
+:data:`REST_DELAY`."""
 REST_DELAY = 0.3
+STRIP_CACHE_SIZE = 4000
+"""Rendered rows kept across result lists (a keystroke mostly re-orders known rows)."""
 
 BADGE_STYLE = {
     Source.BUNDLED: "bold $primary",
@@ -105,6 +112,7 @@ class ResultsList(OptionList):
         self._rendered_width = 0
         self._generation = 0
         self._option_cache: dict[tuple[Path, int, bool, int], Option] = {}
+        self._strip_cache: dict[tuple[Option, Style, Spacing, int], list[Strip]] = {}
 
     @property
     def hits(self) -> list[Hit]:
@@ -139,7 +147,7 @@ class ResultsList(OptionList):
                     break
         # Rows past the first screenful are added once typing pauses, so a keystroke
         # repaints quickly even when many new rows have to be rendered.
-        first = max(FIRST_ROWS, (index or 0) + 1)
+        first = max(FIRST_ROWS, self.size.height // 2 + 2, (index or 0) + 1)
         with self.prevent(OptionList.OptionHighlighted):
             self.set_options([self._option(hit, state) for hit in hits[:first]])
             if len(hits) <= first:
@@ -179,9 +187,43 @@ class ResultsList(OptionList):
             self._option_cache[key] = option
         return option
 
+    def _get_option_render(self, option: Option, style: Style) -> list[Strip]:
+        """Rendered lines of ``option``, drawn once per option, style and width.
+
+        OptionList forgets its renders whenever the options are replaced, which is on every
+        keystroke here. The rows themselves are reused (see :meth:`_option`), so their
+        renders are kept too and only the click metadata (the row's index) is applied per
+        list.
+        """
+        if option.id == MORE_ID or option._divider:
+            return super()._get_option_render(option, style)
+        padding = self.get_component_styles("option-list--option").padding
+        width = self.scrollable_content_region.width - self._get_left_gutter_width()
+        key = (option, style, padding, width)
+        plain = self._strip_cache.get(key)
+        if plain is None:
+            visual = self._get_visual(option)
+            if padding:
+                visual = Padding(visual, padding)
+            plain = [
+                strip.extend_cell_length(width, style.rich_style)
+                for strip in visual.to_strips(self, visual, width, None, style)
+            ]
+            if len(self._strip_cache) >= STRIP_CACHE_SIZE:
+                self._strip_cache.clear()
+            self._strip_cache[key] = plain
+        index_key = (option, style, padding)
+        strips = self._option_render_cache.get(index_key)
+        if strips is None:
+            meta = {"option": self._option_to_index[option]}
+            strips = [strip.apply_meta(meta) for strip in plain]
+            self._option_render_cache[index_key] = strips
+        return strips
+
     def forget_rows(self) -> None:
         """Drop cached rows (markers may have changed: lint, tools, registry)."""
         self._option_cache.clear()
+        self._strip_cache.clear()
 
     def _row_width(self) -> int:
         width = self.scrollable_content_region.width
@@ -193,7 +235,7 @@ class ResultsList(OptionList):
         if self._state is None or width == self._rendered_width:
             return
         self._rendered_width = width
-        self._option_cache.clear()
+        self.forget_rows()
         if self._hits:
             self.show(self._hits, self._total, self._state, keep=self._current)
 
