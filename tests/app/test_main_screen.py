@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from apptools import build_root, new_app, settle, text_of
@@ -18,6 +19,7 @@ from skilldeck.app.state import Hit, Ranked
 from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
 from skilldeck.app.widgets.preview_pane import PreviewPane
 from skilldeck.app.widgets.results_list import MORE_ID, REST_DELAY, ResultsList, row_markers
+from skilldeck.app.widgets.search_box import SearchBox
 from skilldeck.app.widgets.tools_table import ToolsTable
 
 
@@ -362,3 +364,29 @@ async def test_reordered_rows_reuse_renders_and_click_the_right_skill(root: Path
         await pilot.click(ResultsList, offset=(10, 2))
         await settle(pilot)
         assert results.current.name == reversed_hits[1].skill.name
+
+
+async def test_typing_repaints_the_search_box_without_a_screen_reflow(root: Path) -> None:
+    app = new_app([root])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        box = app.screen.query_one("#search", SearchBox)
+        layouts = 0
+        original = box.refresh
+
+        def counting(*regions: Any, **kwargs: Any) -> SearchBox:
+            nonlocal layouts
+            layouts += bool(kwargs.get("layout"))
+            return original(*regions, **kwargs)
+
+        box.refresh = counting  # type: ignore[method-assign]
+        await pilot.press(*"zz")
+        await pilot.pause()
+        assert box.value == "zz" and layouts == 0
+        long = "pdf form filling with many words " * 3
+        await pilot.press(*long)
+        await settle(pilot)
+        assert box.value == "zz" + long
+        assert box.virtual_size.width > box.content_region.width  # wider than the box
+        assert box.scroll_offset.x > 0  # ...so it scrolled to keep the cursor in view
+        assert box.cursor_screen_offset.x < box.region.right

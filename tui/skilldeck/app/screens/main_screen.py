@@ -32,6 +32,7 @@ from skilldeck.app.widgets.explain_view import ExplainView, explain_renderable
 from skilldeck.app.widgets.preview_pane import PreviewPane
 from skilldeck.app.widgets.resources_list import ResourcesList
 from skilldeck.app.widgets.results_list import ResultsList
+from skilldeck.app.widgets.search_box import SearchBox
 from skilldeck.app.widgets.tools_table import ToolsTable
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
@@ -154,7 +155,7 @@ class MainScreen(Screen[None]):
         yield Header(icon="◆")
         with Horizontal(id="body"):
             with Vertical(id="left"):
-                yield Input(placeholder="Search skills  (↓ browse · F1 help)", id="search")
+                yield SearchBox(placeholder="Search skills  (↓ browse · F1 help)", id="search")
                 with Horizontal(id="status-row"):
                     yield Static("", id="status")
                     yield ProgressBar(
