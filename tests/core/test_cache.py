@@ -26,13 +26,13 @@ from skilldeck.core.parse import parse_skill_file
 def parse_counter(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every SKILL.md that discovery actually parses (the real parser still runs)."""
     calls: list[str] = []
-    real: Callable[..., Any] = discovery.parse_path  # type: ignore[attr-defined]
+    real: Callable[..., Any] = discovery.read_head  # type: ignore[attr-defined]
 
-    def counting(path: str, **kwargs: Any) -> Any:
+    def counting(path: str, *args: Any) -> Any:
         calls.append(path)
-        return real(path, **kwargs)
+        return real(path, *args)
 
-    monkeypatch.setattr(discovery, "parse_path", counting)
+    monkeypatch.setattr(discovery, "read_head", counting)
     return calls
 
 

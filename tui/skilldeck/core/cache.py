@@ -7,7 +7,11 @@ when the path, ``mtime_ns`` and ``size`` all match the file on disk and the file
 modified within :data:`RACY_NS` of being read; otherwise discovery compares the frontmatter
 hash (a touched or body-only edit reuses the entry) or parses again. The file also keeps
 the last validation result per entry (tagged with the validator code and profile) and the
-resource listing of skill folders without subfolders (tagged with the folder mtime).
+resource listing of each skill folder, tagged with the mtime of the folder and of every
+subfolder the listing walked (adding or removing a file anywhere in it changes one of them),
+so a warm start stats the SKILL.md, its folder and its resource subfolders and reads nothing.
+It also keeps the scan's folder tree (``tree``: each listed folder's device, inode, mtime and
+child folders) so unchanged folders are not listed again.
 
 The file is ``MAGIC + version + blake2b digest + pickle`` of plain data, written to a temp
 file then ``os.replace``-d (concurrent writers: the last one wins, readers never see a torn
@@ -24,8 +28,10 @@ import hashlib
 import io
 import os
 import pickle
+import sys
 import tempfile
 import time
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +39,7 @@ from skilldeck.core.config import cache_dir
 from skilldeck.core.model import Diagnostic, Severity, Skill, Source, ToolRef, Triggers
 
 MAGIC = b"SKDCACHE"
-VERSION = 5
+VERSION = 7
 RACY_NS = 2_000_000_000
 """Files modified this close to when they were read are re-checked by hash."""
 _RECORD_LEN = 23
@@ -68,7 +74,7 @@ def code_fingerprint() -> str:
     """Identifies the parser code: entries written by another version are not trusted."""
     if not _FINGERPRINT:
         parts = [str(VERSION)]
-        for name in ("parse.py", "model.py"):
+        for name in ("parse.py", "model.py", "cache.py", "discovery.py"):
             try:
                 st = os.stat(Path(__file__).with_name(name))
                 parts.append(f"{st.st_mtime_ns}:{st.st_size}")
@@ -79,7 +85,10 @@ def code_fingerprint() -> str:
 
 
 DiagRow = tuple[str, str, str, "str | None", "int | None", "int | None"]
-ResourceRow = tuple[int, tuple[str, ...], bool]
+Stamps = tuple[tuple[str, int], ...]
+"""``(subfolder relative to the skill folder, mtime_ns)`` of the folders a listing walked."""
+ResourceRow = tuple[int, Stamps, tuple[str, ...], bool]
+"""``(skill folder mtime_ns, subfolder stamps, listing, truncated)``."""
 
 
 def diagnostics_to_rows(diagnostics: list[Diagnostic]) -> tuple[DiagRow, ...]:
@@ -111,15 +120,17 @@ def diagnostics_from_rows(
     ]
 
 
-def skill_to_record(skill: Skill, checked_ns: int = 0) -> Record:
+def skill_to_record(skill: Skill, checked_ns: int = 0, path_text: str | None = None) -> Record:
     """The parse-time fields of ``skill`` as a tuple of plain data.
 
     ``checked_ns`` is when the file was read: an entry whose file mtime is within
     :data:`RACY_NS` of it is not trusted on (mtime, size) alone (the file may have changed
     again within the same timestamp tick); its frontmatter hash is compared instead.
+    ``path_text`` is ``str(skill.path)`` when the caller has it.
     """
+    intern = sys.intern
     return (
-        str(skill.path),
+        path_text if path_text is not None else str(skill.path),
         skill.mtime_ns,
         skill.size,
         skill.content_hash,
@@ -140,17 +151,20 @@ def skill_to_record(skill: Skill, checked_ns: int = 0) -> Record:
         tuple((t.name, t.purpose, t.required, t.origin) for t in skill.tools),
         skill.priority,
         skill.hidden,
-        tuple((d.code, d.severity.value, d.message, d.line, d.column) for d in skill.diagnostics),
+        tuple(
+            (intern(d.code), intern(d.severity.value), d.message, d.line, d.column)
+            for d in skill.diagnostics
+        ),
         checked_ns,
     )
 
 
-_NO_TRIGGERS = Triggers()
+NO_TRIGGERS = Triggers()
 _TOOLS: dict[tuple[Any, ...], ToolRef] = {}
 _TRIGGERS: dict[tuple[Any, ...], Triggers] = {}
 
 
-def _tool(row: tuple[Any, ...]) -> ToolRef:
+def cached_tool(row: tuple[Any, ...]) -> ToolRef:
     """Frozen ToolRefs are shared between skills (cheaper than building each one)."""
     ref = _TOOLS.get(row)
     if ref is None:
@@ -160,7 +174,8 @@ def _tool(row: tuple[Any, ...]) -> ToolRef:
     return ref
 
 
-def _triggers(row: tuple[Any, ...]) -> Triggers:
+def cached_triggers(row: tuple[Any, ...]) -> Triggers:
+    """Frozen Triggers are shared between skills too."""
     found = _TRIGGERS.get(row)
     if found is None:
         if len(_TRIGGERS) > 50_000:
@@ -169,10 +184,60 @@ def _triggers(row: tuple[Any, ...]) -> Triggers:
     return found
 
 
+_FIELD_ORDER = (
+    "name",
+    "description",
+    "path",
+    "base_dir",
+    "source",
+    "root",
+    "rel_id",
+    "frontmatter",
+    "field_lines",
+    "body_line",
+    "body_offset",
+    "version",
+    "tags",
+    "author",
+    "license",
+    "compatibility",
+    "allowed_tools",
+    "allowed_tools_raw",
+    "triggers",
+    "tools",
+    "priority",
+    "hidden",
+    "enabled",
+    "owner",
+    "tool_validation",
+    "shadowed_by",
+    "shadow_reason",
+    "resources",
+    "resources_truncated",
+    "mtime_ns",
+    "size",
+    "content_hash",
+    "diagnostics",
+)
+POSITIONAL = tuple(f.name for f in fields(Skill)) == _FIELD_ORDER
+"""True when :class:`Skill` fields are in the order the fast rebuild passes them."""
+
+
 def skill_from_record(
-    record: Record, path: Path, base_dir: Path, source: Source, root: Path | None, rel_id: str
+    record: Record,
+    path: Path,
+    base_dir: Path,
+    source: Source,
+    root: Path | None,
+    rel_id: str,
+    diagnostics: list[Diagnostic] | None = None,
+    resources: tuple[tuple[str, ...], bool] = ((), False),
 ) -> Skill:
-    """Rebuild a :class:`Skill` from :func:`skill_to_record` output."""
+    """Rebuild a :class:`Skill` from :func:`skill_to_record` output.
+
+    ``diagnostics`` replaces the recorded parse diagnostics (a cached validation result
+    already holds them); ``resources`` is ``(listing, truncated)``.
+    """
     (
         _path,
         mtime_ns,
@@ -198,7 +263,54 @@ def skill_from_record(
         diags,
         _checked,
     ) = record
-    return Skill(
+    if diagnostics is None:
+        diagnostics = (
+            [
+                Diagnostic(code, _SEVERITIES[sev], msg, path, line, col)
+                for code, sev, msg, line, col in diags
+            ]
+            if diags
+            else []
+        )
+    trig = cached_triggers(triggers) if any(triggers) else NO_TRIGGERS
+    refs = tuple([cached_tool(t) for t in tools]) if tools else ()
+    if POSITIONAL:
+        return Skill(
+            name,
+            description,
+            path,
+            base_dir,
+            source,
+            root,
+            rel_id,
+            frontmatter,
+            field_lines,
+            body_line,
+            body_offset,
+            version,
+            tags,
+            author,
+            license_,
+            compatibility,
+            allowed,
+            allowed_raw,
+            trig,
+            refs,
+            priority,
+            hidden,
+            True,
+            None,
+            None,
+            None,
+            "",
+            resources[0],
+            resources[1],
+            mtime_ns,
+            size,
+            content_hash,
+            diagnostics,
+        )
+    return Skill(  # pragma: no cover - only if the model's field order changes
         name=name,
         description=description,
         path=path,
@@ -217,19 +329,16 @@ def skill_from_record(
         compatibility=compatibility,
         allowed_tools=allowed,
         allowed_tools_raw=allowed_raw,
-        triggers=_triggers(triggers) if any(triggers) else _NO_TRIGGERS,
-        tools=tuple([_tool(t) for t in tools]) if tools else (),
+        triggers=trig,
+        tools=refs,
         priority=priority,
         hidden=hidden,
+        resources=resources[0],
+        resources_truncated=resources[1],
         mtime_ns=mtime_ns,
         size=size,
         content_hash=content_hash,
-        diagnostics=[
-            Diagnostic(code, _SEVERITIES[sev], msg, path, line, col)
-            for code, sev, msg, line, col in diags
-        ]
-        if diags
-        else [],
+        diagnostics=diagnostics,
     )
 
 
@@ -259,6 +368,8 @@ class MetadataCache:
         self.file = self.directory / f"{key}.cache"
         self.entries: dict[str, Record] = {}
         self.seen: dict[str, Record] = {}
+        self.tree: dict[str, Any] = {}
+        self.seen_tree: dict[str, Any] = {}
         self.dirty = False
         self.hits = 0
         self.misses = 0
@@ -324,6 +435,9 @@ class MetadataCache:
         if self.validator and data.get("validator") == self.validator:
             self.validated = data["validated"]
         self.resources = data["resources"]
+        tree = data.get("tree")
+        if isinstance(tree, dict):
+            self.tree = tree
         return entries
 
     def get(self, real: str, path: str, mtime_ns: int, size: int) -> Record | None:
@@ -356,24 +470,63 @@ class MetadataCache:
 
     def put(self, real: str, skill: Skill) -> None:
         """Store the parse result of ``skill`` (found at its path, real path ``real``)."""
-        self.seen[real] = skill_to_record(skill, time.time_ns())
+        self.put_record(real, skill_to_record(skill, time.time_ns()))
+
+    def get_resources(
+        self, real: str, dir_mtime_ns: int, folder: str | None = None
+    ) -> tuple[tuple[str, ...], bool] | None:
+        """Cached resource listing of the skill ``real`` if its folders are unchanged.
+
+        Args:
+            real: The entry key (real path of the SKILL.md).
+            dir_mtime_ns: The skill folder's current mtime.
+            folder: The skill folder, to stat the subfolders the listing walked (without
+                it, a listing that walked subfolders is not trusted).
+        """
+        row = self.resources.get(real)
+        if type(row) is not tuple or len(row) != 4 or row[0] != dir_mtime_ns:
+            return None
+        if row[1]:
+            if folder is None:
+                return None
+            prefix = folder + os.sep
+            try:
+                for rel, mtime in row[1]:
+                    if os.stat(prefix + rel).st_mtime_ns != mtime:
+                        return None
+            except OSError:
+                return None
+        self.seen_resources[real] = row
+        return row[2], row[3]
+
+    def put_tree(self, tree: dict[str, Any]) -> None:
+        """Remember the folders a scan listed (see ``discovery._scan_root``)."""
+        self.seen_tree = tree
+        if tree != self.tree:
+            self.dirty = True
+
+    def put_resources(
+        self,
+        real: str,
+        dir_mtime_ns: int,
+        listing: tuple[tuple[str, ...], bool],
+        stamps: Stamps = (),
+    ) -> None:
+        """Remember the resource listing of a folder and the subfolder ``stamps`` it walked."""
+        self.seen_resources[real] = (dir_mtime_ns, stamps, listing[0], listing[1])
+        self.dirty = True
+
+    def put_record(self, real: str, record: Record) -> None:
+        """Store a :func:`skill_to_record` result for the entry ``real``."""
+        self.seen[real] = record
         self.validated.pop(real, None)
         self.dirty = True
 
-    def get_resources(self, real: str, dir_mtime_ns: int) -> tuple[tuple[str, ...], bool] | None:
-        """Cached resource listing of the skill ``real`` if its folder mtime is unchanged."""
-        row = self.resources.get(real)
-        if row is None or row[0] != dir_mtime_ns:
-            return None
-        self.seen_resources[real] = row
-        return row[1], row[2]
-
-    def put_resources(
-        self, real: str, dir_mtime_ns: int, listing: tuple[tuple[str, ...], bool]
-    ) -> None:
-        """Remember the resource listing of a folder (only call for folders without subfolders)."""
-        self.seen_resources[real] = (dir_mtime_ns, listing[0], listing[1])
-        self.dirty = True
+    def put_validated_rows(self, real: str, rows: tuple[DiagRow, ...]) -> None:
+        """Remember validation rows (:func:`diagnostics_to_rows`) of the entry ``real``."""
+        if self.validator:
+            self.seen_validated[real] = rows
+            self.dirty = True
 
     def get_validated(self, real: str) -> tuple[DiagRow, ...] | None:
         """Cached validation result of a fresh entry (call after a :meth:`get` hit)."""
@@ -403,6 +556,7 @@ class MetadataCache:
             "validator": self.validator,
             "validated": self.seen_validated,
             "resources": self.seen_resources,
+            "tree": self.seen_tree,
         }
         try:
             payload = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
@@ -424,6 +578,7 @@ class MetadataCache:
         self.entries = dict(self.seen)
         self.validated = dict(self.seen_validated)
         self.resources = dict(self.seen_resources)
+        self.tree = self.seen_tree
         self.dirty = False
         return True
 
@@ -437,6 +592,8 @@ class MetadataCache:
         self.seen_validated = {}
         self.resources = {}
         self.seen_resources = {}
+        self.tree = {}
+        self.seen_tree = {}
 
 
 def clear_all(directory: Path | None = None) -> int:

@@ -12,6 +12,13 @@ a root that is itself a skill folder counts, symlinked folders are followed with
 detection, and a SKILL.md reached twice (same real path) is kept once, at the highest
 precedence.
 
+Loading: the cache keeps the folders the scan listed (device, inode, mtime), so a warm scan
+lists only folders that changed; a warm start takes every skill from the metadata cache
+with one stat of the SKILL.md and one of its folder (plus one per resource subfolder); cache
+misses are parsed, listed and validated, split between this process and forked workers
+(from :data:`PARALLEL_MIN` misses; ``SKILLDECK_NO_PARALLEL=1`` disables) that return plain
+records through an unlinked temp file. A worker that fails is replaced by loading here.
+
 Codes (catalog diagnostics):
     SD201 an explicit root does not exist
     SD202 a folder cannot be read
@@ -22,21 +29,30 @@ Codes (catalog diagnostics):
 
 from __future__ import annotations
 
+import contextlib
 import gc
-import multiprocessing
 import os
+import pickle
+import signal
 import stat
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from skilldeck.core.cache import (
+    NO_TRIGGERS,
+    POSITIONAL,
     RACY_NS,
     DiagRow,
     MetadataCache,
     Record,
+    ResourceRow,
+    cached_tool,
+    cached_triggers,
     diagnostics_from_rows,
     diagnostics_to_rows,
     skill_from_record,
@@ -45,7 +61,14 @@ from skilldeck.core.cache import (
 from skilldeck.core.config import Settings, bundled_skills_dir, load_settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Catalog, Diagnostic, Severity, Skill, Source
-from skilldeck.core.parse import SKILL_FILE, frontmatter_hash, list_resources, parse_path
+from skilldeck.core.parse import (
+    SKILL_FILE,
+    _Head,
+    frontmatter_hash,
+    list_resources,
+    parse_read,
+    read_head,
+)
 from skilldeck.core.registry import Registry, root_registry_paths
 
 MAX_SCAN_DEPTH = 16
@@ -130,13 +153,34 @@ def _is_skill_name(name: str) -> bool:
     return name == "SKILL.md" or (len(name) == 8 and name.lower() == "skill.md")
 
 
-def _scan_root(root: str, diags: list[Diagnostic]) -> list[_Found]:
-    """Every skill folder under ``root``, real folders before symlinked aliases."""
+TreeNode = tuple[str, int, int, int, int, tuple[str, ...], tuple[str, ...]]
+"""A listed folder: ``(real path, st_dev, st_ino, mtime_ns, listed at ns, skill children,
+other subfolders)``; skill children are the ones whose ``SKILL.md`` was a regular file."""
+
+
+def _scan_root(
+    root: str, diags: list[Diagnostic], tree: dict[str, TreeNode] | None = None
+) -> tuple[list[_Found], dict[str, TreeNode]]:
+    """Every skill folder under ``root``, real folders before symlinked aliases.
+
+    ``tree`` holds the folders a previous scan listed: a folder whose device, inode and
+    mtime are unchanged (and were not modified within :data:`RACY_NS` of that listing) has
+    the same entries, so it is not listed again; its skill children are still checked
+    with one ``lstat`` of their SKILL.md. Only folders without symlinks among their
+    entries and whose listing gave no diagnostic are kept (symlinks and diagnostics are
+    always worked out afresh).
+
+    Returns:
+        The skills found (sorted by folder) and the tree of this scan.
+    """
     found: list[_Found] = []
+    fresh_tree: dict[str, TreeNode] = {}
+    old_tree = tree or {}
     root_real = os.path.realpath(root)
     visited = {root_real}
     pending: list[tuple[str, str, int]] = [(root, root_real, 0)]
     links: list[tuple[str, str, int]] = []
+    sep, lstat, is_reg, racy = os.sep, os.lstat, stat.S_ISREG, RACY_NS
     while pending or links:
         if not pending:
             # symlinked folders go last, so a folder reachable directly is found at its
@@ -147,6 +191,54 @@ def _scan_root(root: str, diags: list[Diagnostic]) -> list[_Found]:
             visited.add(link_real)
             pending.append((link, link_real, depth))
         folder, real, depth = pending.pop()
+        node = old_tree.get(folder)
+        if node is not None:
+            try:
+                st = os.stat(folder)
+            except OSError:
+                st = None
+            if (
+                st is not None
+                and type(node) is tuple
+                and len(node) == 7
+                and node[0] == real
+                and node[3] == st.st_mtime_ns
+                and node[2] == st.st_ino
+                and node[1] == st.st_dev
+                and node[3] < node[4] - racy
+            ):
+                fresh_tree[folder] = node
+                prefix, real_prefix = folder + sep, real + sep
+                for name in node[5]:
+                    child_real = real_prefix + name
+                    if child_real in visited:
+                        continue
+                    visited.add(child_real)
+                    md_path = prefix + name + sep + SKILL_FILE
+                    try:
+                        md_stat: os.stat_result | None = lstat(md_path)
+                    except OSError:
+                        md_stat = None
+                    if md_stat is not None and is_reg(md_stat.st_mode):
+                        found.append(
+                            _Found(
+                                prefix + name,
+                                child_real + sep + SKILL_FILE,
+                                None,
+                                md_path,
+                                None,
+                                md_stat,
+                            )
+                        )
+                    else:
+                        pending.append((prefix + name, child_real, depth + 1))
+                for name in node[6]:
+                    child_real = real_prefix + name
+                    if child_real not in visited:
+                        visited.add(child_real)
+                        pending.append((prefix + name, child_real, depth + 1))
+                continue
+        listed_ns = time.time_ns()
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
@@ -177,23 +269,34 @@ def _scan_root(root: str, diags: list[Diagnostic]) -> list[_Found]:
             except OSError:
                 is_file = False
             if is_file or md.is_symlink():
-                real_md = real + os.sep + md.name
+                real_md = real + sep + md.name
                 if md.is_symlink():
                     real_md = os.path.realpath(md.path)
                 found.append(_Found(folder, real_md, md, md.path, entries, None, md.name))
                 continue
         subdirs: list[tuple[str, str, int]] = []
+        skill_names: list[str] = []
+        other_names: list[str] = []
+        try:  # after the listing: a change since then has an mtime past listed_ns
+            folder_stat: os.stat_result | None = os.stat(folder)
+        except OSError:
+            folder_stat = None
+        keep = folder_stat is not None
         entries.sort(key=lambda e: e.name)
         for entry in entries:
             name = entry.name
             if name[0] == "." or name[0] == "_":
                 continue
             try:
+                if entry.is_symlink():
+                    keep = False  # its target may change without this folder changing
                 if not entry.is_dir():
                     continue
             except OSError:
+                keep = False
                 continue
             if depth + 1 > MAX_SCAN_DEPTH:
+                keep = False
                 diags.append(
                     Diagnostic(
                         "SD204",
@@ -205,7 +308,7 @@ def _scan_root(root: str, diags: list[Diagnostic]) -> list[_Found]:
                 continue
             if entry.is_symlink():
                 target = os.path.realpath(entry.path)
-                if target == real or real.startswith(target.rstrip(os.sep) + os.sep):
+                if target == real or real.startswith(target.rstrip(sep) + sep):
                     diags.append(
                         Diagnostic(
                             "SD203",
@@ -217,29 +320,40 @@ def _scan_root(root: str, diags: list[Diagnostic]) -> list[_Found]:
                     continue
                 links.append((entry.path, target, depth + 1))
                 continue
-            child_real = real + os.sep + name
+            child_real = real + sep + name
             if child_real in visited:
+                keep = False
                 continue
             visited.add(child_real)
             # most folders here are skills: one lstat tells, without listing the folder
-            md_path = entry.path + os.sep + SKILL_FILE
+            md_path = entry.path + sep + SKILL_FILE
             try:
-                md_stat = os.lstat(md_path)
+                md_stat = lstat(md_path)
             except OSError:
                 md_stat = None
-            if md_stat is not None and stat.S_ISREG(md_stat.st_mode):
+            if md_stat is not None and is_reg(md_stat.st_mode):
+                skill_names.append(name)
                 found.append(
-                    _Found(
-                        entry.path, child_real + os.sep + SKILL_FILE, None, md_path, None, md_stat
-                    )
+                    _Found(entry.path, child_real + sep + SKILL_FILE, None, md_path, None, md_stat)
                 )
                 continue
+            other_names.append(name)
             subdirs.append((entry.path, child_real, depth + 1))
+        if keep and folder_stat is not None:
+            fresh_tree[folder] = (
+                real,
+                folder_stat.st_dev,
+                folder_stat.st_ino,
+                folder_stat.st_mtime_ns,
+                listed_ns,
+                tuple(skill_names),
+                tuple(other_names),
+            )
         if subdirs:
             subdirs.reverse()
             pending.extend(subdirs)
     found.sort(key=lambda f: f.folder)
-    return found
+    return found, fresh_tree
 
 
 def _root_target(path: Path) -> tuple[str, list[_Found] | None]:
@@ -297,11 +411,16 @@ def _discover(
     by_real: dict[str, tuple[tuple[int, int], int]] = {}
     ranked: list[tuple[tuple[int, int, int], Skill, str]] = []
     counter = [0]
+    ordered, last_level = True, (-1, -1)
 
-    def tick() -> None:
-        counter[0] += 1
-        if progress is not None and counter[0] % _PROGRESS_EVERY == 0:
-            progress(counter[0])
+    def tick(count: int) -> None:
+        before = counter[0]
+        counter[0] += count
+        if progress is not None:
+            for done in range(
+                before + _PROGRESS_EVERY - before % _PROGRESS_EVERY, counter[0] + 1, _PROGRESS_EVERY
+            ):
+                progress(done)
 
     for index, root in enumerate(roots):
         root_dir, single = _root_target(root.path)
@@ -311,10 +430,17 @@ def _discover(
                     Diagnostic("SD201", Severity.WARNING, "root folder does not exist", root.path)
                 )
             continue
-        found = single if single is not None else _scan_root(root_dir, catalog.diagnostics)
+        cache = MetadataCache.load(root_dir, validator=validator_key) if use_cache else None
+        if single is not None:
+            found = single
+        else:
+            found, tree = _scan_root(
+                root_dir, catalog.diagnostics, cache.tree if cache is not None else None
+            )
+            if cache is not None:
+                cache.put_tree(tree)
         if not found:
             continue
-        cache = MetadataCache.load(root_dir, validator=validator_key) if use_cache else None
         root_path = Path(root_dir)
         paths = _Paths(root_dir, root_path)
         skills = _load_root(found, paths, root.source, cache, validate, tick)
@@ -325,17 +451,22 @@ def _discover(
             catalog.diagnostics.extend(registry.diagnostics)
             registry.apply(skills)
         rank = root.source.rank
+        level = (rank, index)
+        ordered = ordered and level >= last_level
+        last_level = level
         for position, (item, skill) in enumerate(zip(found, skills, strict=True)):
-            key = (rank, index, -position)
-            previous = by_real.get(item.real_md)
+            real = item.real_md
+            previous = by_real.get(real)
             if previous is not None:
-                if previous[0] >= key[:2]:
+                if previous[0] >= level:
                     continue
-                ranked[previous[1]] = (ranked[previous[1]][0], ranked[previous[1]][1], "")
-            by_real[item.real_md] = (key[:2], len(ranked))
-            ranked.append((key, skill, item.real_md))
+                old = ranked[previous[1]]
+                ranked[previous[1]] = (old[0], old[1], "")
+            by_real[real] = (level, len(ranked))
+            ranked.append(((rank, index, -position), skill, real))
     kept = [(key, skill) for key, skill, real in ranked if real]
-    kept.sort(key=lambda pair: (pair[0][0], pair[0][1], -pair[0][2]))
+    if not ordered:  # stable: (index, position) order is kept within a rank
+        kept.sort(key=lambda pair: pair[0][0])
     catalog.skills = [skill for _key, skill in kept]
     global_registry = Registry.load(settings.registry_file)
     catalog.diagnostics.extend(global_registry.diagnostics)
@@ -395,109 +526,344 @@ def _pick_child() -> Callable[[Path, str], Path]:
 _child = _pick_child()
 
 
-def _from_cache(
-    item: _Found, paths: _Paths, source: Source, cache: MetadataCache
-) -> tuple[Skill, bool] | None:
-    """The cached skill for ``item`` (and whether its validation was cached too), or None."""
-    if item.md_entry is None and item.md_stat is None:
-        return None
+class _Loaded:
+    """One freshly loaded skill and what the cache keeps of it."""
+
+    __slots__ = ("record", "resources", "rows", "skill")
+
+    def __init__(
+        self,
+        skill: Skill,
+        record: Record | None,
+        rows: tuple[DiagRow, ...] | None,
+        resources: ResourceRow,
+    ) -> None:
+        self.skill = skill
+        self.record = record  # None: not to be cached (unreadable file)
+        self.rows = rows  # validation rows; None: not validated (or the validator broke)
+        self.resources = resources  # (folder mtime or -1 when not cacheable, stamps, listing)
+
+
+def _stat_md(item: _Found) -> os.stat_result | None:
     try:
-        st = item.stat()
+        return item.stat()
     except OSError:
         return None
-    record = cache.get(item.real_md, item.md_path, st.st_mtime_ns, st.st_size)
-    if record is None:
-        return None
-    return _cached_skill(record, item, paths, source, cache)
 
 
-def _cached_skill(
-    record: Record, item: _Found, paths: _Paths, source: Source, cache: MetadataCache
-) -> tuple[Skill, bool]:
-    """A skill rebuilt from its cache record; True when its validation was cached too."""
+def _warm_pass(
+    found: list[_Found],
+    paths: _Paths,
+    source: Source,
+    cache: MetadataCache,
+    validate: _Validate | None,
+    loaded: list[Skill | None],
+) -> list[int]:
+    """Fill ``loaded`` with the skills fresh cache entries serve; returns the other indexes.
+
+    The hot loop of a warm start (one stat of the SKILL.md, already made by the scan, and
+    one of its folder per skill), so it reads the cache's tables directly and builds each
+    skill with one positional call.
+    """
+    misses: list[int] = []
+    entries, seen = cache.entries, cache.seen
+    validated, seen_validated = cache.validated, cache.seen_validated
+    resources, seen_resources = cache.resources, cache.seen_resources
+    folders, folder_path, root_path = paths.folders, paths.folder, paths.root_path
+    prefix, cut = paths.prefix, len(paths.prefix)
+    stat, racy, sep, child = os.stat, RACY_NS, os.sep, _child
+    slash = sep == "/"
+    triggers_of, tool_of, no_triggers = cached_triggers, cached_tool, NO_TRIGGERS
+    from_rows = diagnostics_from_rows
+    positional = POSITIONAL
+    for i, item in enumerate(found):
+        st = item.md_stat
+        if st is None:
+            if item.md_entry is None:
+                misses.append(i)
+                continue
+            try:
+                st = item.md_entry.stat()
+            except OSError:
+                misses.append(i)
+                continue
+        real = item.real_md
+        record = entries.get(real)
+        if (
+            record is None
+            or record[1] != st.st_mtime_ns
+            or record[2] != st.st_size
+            or record[0] != item.md_path
+            or record[1] >= record[22] - racy
+        ):
+            misses.append(i)
+            continue
+        seen[real] = record
+        folder = item.folder
+        try:
+            folder_mtime = stat(folder).st_mtime_ns
+        except OSError:
+            folder_mtime = -1
+        row = resources.get(real)
+        if (
+            type(row) is tuple
+            and len(row) == 4
+            and row[0] == folder_mtime
+            and not row[1]
+            and folder_mtime >= 0
+        ):
+            seen_resources[real] = row
+            listing, truncated = row[2], row[3]
+        else:
+            listing, truncated = _listing(item, cache, folder_mtime)
+        parent, _, name = folder.rpartition(sep)
+        parent_path = folders.get(parent)
+        if parent_path is not None and name:
+            base_dir = child(parent_path, name)
+        else:
+            base_dir = folder_path(folder)
+        md_path = child(base_dir, item.md_name)
+        if folder.startswith(prefix):
+            rel_id = folder[cut:] if slash else folder[cut:].replace(sep, "/")
+        else:
+            rel_id = "."
+        rows = validated.get(real)
+        if rows is None:
+            diagnostics = None
+        else:
+            seen_validated[real] = rows
+            diagnostics = from_rows(rows, md_path, item.md_path) if rows else []
+        if positional and diagnostics is not None:
+            trig = record[17]
+            tools = record[18]
+            skill = Skill(
+                record[4],
+                record[5],
+                md_path,
+                base_dir,
+                source,
+                root_path,
+                rel_id,
+                record[6],
+                record[7],
+                record[8],
+                record[9],
+                record[10],
+                record[11],
+                record[12],
+                record[13],
+                record[14],
+                record[15],
+                record[16],
+                triggers_of(trig) if trig[0] or trig[1] or trig[2] else no_triggers,
+                tuple([tool_of(t) for t in tools]) if tools else (),
+                record[19],
+                record[20],
+                True,
+                None,
+                None,
+                None,
+                "",
+                listing,
+                truncated,
+                record[1],
+                record[2],
+                record[3],
+                diagnostics,
+            )
+        else:
+            skill = skill_from_record(
+                record,
+                md_path,
+                base_dir,
+                source,
+                root_path,
+                rel_id,
+                diagnostics,
+                (listing, truncated),
+            )
+            if rows is None and validate is not None and _run_validation(skill, validate):
+                cache.put_validated(real, skill.diagnostics)
+        loaded[i] = skill
+    cache.hits += len(found) - len(misses)
+    cache.misses += len(misses)
+    return misses
+
+
+def _rebuild(
+    record: Record,
+    item: _Found,
+    paths: _Paths,
+    source: Source,
+    cache: MetadataCache | None,
+    validate: _Validate | None,
+    listing: tuple[tuple[str, ...], bool],
+    rows: tuple[DiagRow, ...] | None = None,
+) -> Skill:
+    """A skill from its record, with cached (or ``rows``) or fresh validation results."""
     base_dir = paths.folder(item.folder)
     md_path = _child(base_dir, item.md_name)
+    if rows is None and cache is not None:
+        rows = cache.get_validated(item.real_md)
     skill = skill_from_record(
-        record, md_path, base_dir, source, paths.root_path, paths.rel_id(item.folder)
+        record,
+        md_path,
+        base_dir,
+        source,
+        paths.root_path,
+        paths.rel_id(item.folder),
+        None if rows is None else diagnostics_from_rows(rows, md_path, item.md_path),
+        listing,
     )
-    rows = cache.get_validated(item.real_md)
-    if rows is None:
-        return skill, False
-    skill.diagnostics = diagnostics_from_rows(rows, md_path, item.md_path)
-    return skill, True
+    if (
+        rows is None
+        and validate is not None
+        and _run_validation(skill, validate)
+        and cache is not None
+    ):
+        cache.put_validated(item.real_md, skill.diagnostics)
+    return skill
+
+
+def _listing(
+    item: _Found, cache: MetadataCache, mtime: int | None = None
+) -> tuple[tuple[str, ...], bool]:
+    """The skill folder's resource listing, from the cache while its folders are unchanged."""
+    if mtime is None or mtime < 0:
+        try:
+            mtime = os.stat(item.folder).st_mtime_ns
+        except OSError:
+            return list_resources(item.folder, item.entries)
+    hit = cache.get_resources(item.real_md, mtime, item.folder)
+    if hit is not None:
+        return hit
+    row = _fresh_resources(item, mtime)
+    if row[0] >= 0:
+        cache.put_resources(item.real_md, row[0], (row[2], row[3]), row[1])
+    return row[2], row[3]
+
+
+def _fresh_resources(item: _Found, mtime: int | None = None) -> ResourceRow:
+    """List the skill folder now: ``(mtime or -1 if not cacheable, stamps, listing, cut)``.
+
+    A listing is cacheable when neither the folder nor any subfolder it read was modified
+    within :data:`RACY_NS` (mtime granularity: a change in the same tick would go unseen).
+    """
+    if mtime is None:
+        try:
+            mtime = os.stat(item.folder).st_mtime_ns
+        except OSError:
+            mtime = -1
+    stamps: list[tuple[str, int]] = []
+    listing, cut = list_resources(item.folder, item.entries, stamps=stamps)
+    limit = time.time_ns() - RACY_NS
+    if mtime >= limit or any(not 0 <= m < limit for _rel, m in stamps):
+        mtime = -1
+    return mtime, tuple(stamps), listing, cut
 
 
 _BYTE_CODES = frozenset({"SD101", "SD102", "SD107", "SD108", "SD110", "SD114", "SD117", "SD199"})
 """Parse findings that depend on more than the frontmatter bytes: always parse again."""
 
 
-def _same_frontmatter(
-    item: _Found, paths: _Paths, source: Source, cache: MetadataCache
-) -> tuple[Skill, bool] | None:
-    """A changed file whose frontmatter bytes are unchanged (touched, body edited): reuse."""
+_BATCH = 256
+"""Misses are loaded in batches: list every folder, read every file, then parse them all
+(alternating system calls with Python work costs about a third more CPU time)."""
+
+
+def _load_batch(
+    items: list[_Found],
+    paths: _Paths,
+    source: Source,
+    cache: MetadataCache | None,
+    validate: _Validate | None,
+) -> list[_Loaded]:
+    """:func:`_load_miss` of every item, doing the file system work of a batch first."""
+    out: list[_Loaded] = []
+    for start in range(0, len(items), _BATCH):
+        chunk = items[start : start + _BATCH]
+        listed = [_fresh_resources(item) for item in chunk]
+        read_ns = time.time_ns()
+        heads = [
+            None
+            if cache is not None and _reusable(cache, item)
+            else read_head(item.md_path, item.md_stat)
+            for item in chunk
+        ]
+        out.extend(
+            _load_miss(item, paths, source, cache, validate, resources, head, read_ns)
+            for item, resources, head in zip(chunk, listed, heads, strict=True)
+        )
+    return out
+
+
+def _reusable(cache: MetadataCache, item: _Found) -> Record | None:
+    """The cache entry of ``item`` whatever its stamps, if its frontmatter hash may match."""
     old = cache.stale(item.real_md, item.md_path)
-    if old is None or any(row[0] in _BYTE_CODES for row in old[21]):
-        return None
-    current = frontmatter_hash(item.md_path)
-    if current is None or current[0] != old[3]:
-        return None
-    record = cache.refresh(item.real_md, old, current[2], current[1])
-    return _cached_skill(record, item, paths, source, cache)
+    if old is not None and not any(row[0] in _BYTE_CODES for row in old[21]):
+        return old
+    return None
 
 
-def _parse_item(item: _Found, paths: _Paths, source: Source) -> Skill:
+def _load_miss(
+    item: _Found,
+    paths: _Paths,
+    source: Source,
+    cache: MetadataCache | None,
+    validate: _Validate | None,
+    resources: ResourceRow | None = None,
+    head: _Head | OSError | None = None,
+    read_ns: int = 0,
+) -> _Loaded:
+    """Load a skill the cache could not serve: reuse an entry whose frontmatter bytes are
+    unchanged (file touched, body edited), else parse; list resources; validate.
+
+    ``resources`` and ``head`` are the folder listing and file start when already read
+    (at ``read_ns`` or later).
+    """
+    if resources is None:
+        resources = _fresh_resources(item)
+    listing = (resources[2], resources[3])
+    if cache is not None and head is None:
+        old = _reusable(cache, item)
+        if old is not None:
+            current = frontmatter_hash(item.md_path)
+            if current is not None and current[0] == old[3]:
+                record = cache.refresh(item.real_md, old, current[2], current[1])
+                rows = cache.get_validated(item.real_md)
+                skill = _rebuild(record, item, paths, source, None, validate, listing, rows)
+                if rows is None and validate is not None:
+                    rows = diagnostics_to_rows(skill.diagnostics)
+                return _Loaded(skill, record, rows, resources)
+    base_dir = paths.folder(item.folder)
     md_obj = (
-        _child(paths.folder(item.folder), item.md_name)
+        _child(base_dir, item.md_name)
         if item.md_entry is not None or item.md_stat is not None
         else None
     )
-    return parse_path(
+    if head is None:
+        read_ns = time.time_ns()
+        head = read_head(item.md_path, item.md_stat)
+    skill = parse_read(
         item.md_path,
+        head,
         source=source,
         root=paths.root_path,
         rel_id=paths.rel_id(item.folder),
         path_obj=md_obj,
+        base_obj=base_dir if md_obj is not None else None,
     )
-
-
-_RACY_NS = RACY_NS
-
-
-def _resources(item: _Found, cache: MetadataCache | None) -> tuple[tuple[str, ...], bool]:
-    """The skill folder's resource listing, from the cache while the folder is unchanged.
-
-    Only listings of folders without visible subfolders are cached (a change inside a
-    subfolder does not touch the skill folder's mtime), and never for a folder modified in
-    the last two seconds (mtime granularity).
-    """
-    if item.entries is not None or cache is None:
-        return list_resources(item.folder, item.entries)
-    try:
-        mtime = os.stat(item.folder).st_mtime_ns
-        hit = cache.get_resources(item.real_md, mtime)
-        if hit is not None:
-            return hit
-        with os.scandir(item.folder) as it:
-            entries = list(it)
-    except OSError:
-        return list_resources(item.folder, None)
-    listing = list_resources(item.folder, entries)
-    if mtime < time.time_ns() - _RACY_NS and _flat(entries):
-        cache.put_resources(item.real_md, mtime, listing)
-    return listing
-
-
-def _flat(entries: list[os.DirEntry[str]]) -> bool:
-    """True when no entry is a folder that :func:`list_resources` would descend into."""
-    for entry in entries:
-        if entry.name[0] in "._":
-            continue
-        try:
-            if entry.is_dir():
-                return False
-        except OSError:
-            return False
-    return True
+    skill.resources, skill.resources_truncated = listing
+    fresh = None
+    if not any(d.code == "SD110" for d in skill.diagnostics):
+        text = item.md_path if md_obj else None
+        if text == item.real_md:
+            text = item.real_md  # one string object for the key and the path: smaller cache
+        fresh = skill_to_record(skill, read_ns, text)
+    checked = None
+    if validate is not None and _run_validation(skill, validate):
+        checked = diagnostics_to_rows(skill.diagnostics)
+    return _Loaded(skill, fresh, checked, resources)
 
 
 def _run_validation(skill: Skill, validate: _Validate) -> bool:
@@ -514,122 +880,191 @@ def _run_validation(skill: Skill, validate: _Validate) -> bool:
     return True
 
 
+def _keep(cache: MetadataCache, item: _Found, loaded: _Loaded) -> None:
+    """Store a loaded skill's record, validation and resource listing in the cache."""
+    if loaded.record is None:
+        return
+    real = item.real_md
+    cache.put_record(real, loaded.record)
+    if loaded.rows is not None:
+        cache.put_validated_rows(real, loaded.rows)
+    res = loaded.resources
+    if res[0] >= 0:
+        cache.put_resources(real, res[0], (res[2], res[3]), res[1])
+
+
 def _load_root(
     found: list[_Found],
     paths: _Paths,
     source: Source,
     cache: MetadataCache | None,
     validate: _Validate | None,
-    tick: Callable[[], None],
+    tick: Callable[[int], None],
 ) -> list[Skill]:
-    """Skills for every found SKILL.md: cached, else parsed (in parallel when worth it)."""
+    """Skills for every found SKILL.md: cached, else loaded (in parallel when worth it)."""
     loaded: list[Skill | None] = [None] * len(found)
-    validated = [False] * len(found)
-    misses: list[int] = []
-    for i, item in enumerate(found):
-        hit = _from_cache(item, paths, source, cache) if cache is not None else None
-        if hit is None:
-            misses.append(i)
-        else:
-            loaded[i], validated[i] = hit
-    parsed = _parse_parallel([found[i] for i in misses], paths, source, validate)
-    if parsed is not None:
-        for i, (record, rows) in zip(misses, parsed, strict=True):
-            item = found[i]
-            base_dir = paths.folder(item.folder)
-            md_path = _child(base_dir, item.md_name)
-            skill = skill_from_record(
-                record, md_path, base_dir, source, paths.root_path, paths.rel_id(item.folder)
-            )
-            if cache is not None and not any(d.code == "SD110" for d in skill.diagnostics):
-                cache.put(item.real_md, skill)
-            if rows is not None:
-                skill.diagnostics = diagnostics_from_rows(rows, md_path, item.md_path)
-                validated[i] = True
-                if cache is not None:
-                    cache.put_validated(item.real_md, skill.diagnostics)
-            loaded[i] = skill
+    if cache is not None:
+        misses = _warm_pass(found, paths, source, cache, validate, loaded)
     else:
-        for i in misses:
-            item = found[i]
-            if cache is not None:
-                reused = _same_frontmatter(item, paths, source, cache)
-                if reused is not None:
-                    loaded[i], validated[i] = reused
-                    continue
-            skill = _parse_item(item, paths, source)
-            if cache is not None and not any(d.code == "SD110" for d in skill.diagnostics):
-                cache.put(item.real_md, skill)
-            loaded[i] = skill
-    skills: list[Skill] = []
-    for i, item in enumerate(found):
-        done = loaded[i]
-        assert done is not None
-        done.resources, done.resources_truncated = _resources(item, cache)
-        if (
-            validate is not None
-            and not validated[i]
-            and _run_validation(done, validate)
-            and cache is not None
-        ):
-            cache.put_validated(item.real_md, done.diagnostics)
-        skills.append(done)
-        tick()
+        misses = list(range(len(found)))
+    items = [found[i] for i in misses]
+    for i, item, result in zip(
+        misses, items, _load_misses(items, paths, source, cache, validate), strict=True
+    ):
+        if cache is not None:
+            _keep(cache, item, result)
+        loaded[i] = result.skill
+    skills = [done for done in loaded if done is not None]
+    assert len(skills) == len(found)
+    tick(len(skills))
     return skills
 
 
-PARALLEL_MIN = 1500
-"""Parse in worker processes when at least this many files miss the cache."""
+PARALLEL_MIN = 600
+"""Load in forked worker processes (the main one works too) from this many cache misses."""
 
-_WORK: list[tuple[str, str]] = []
-_WORK_CONTEXT: list[tuple[Source, Path, _Validate | None]] = []
+MAX_WORKERS = 8
+"""Upper bound on processes (the main one included) loading cache misses."""
+
+_OWN_SHARE = 0.75
+"""The main process's share of misses relative to a worker's (it also rebuilds theirs)."""
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _parallel_ok(count: int) -> bool:
     if count < PARALLEL_MIN or os.environ.get("SKILLDECK_NO_PARALLEL"):
         return False
-    if (os.cpu_count() or 1) < 2 or threading.active_count() != 1:
+    if _usable_cpus() < 2 or threading.active_count() != 1:
         return False  # forking a threaded process is unsafe
-    return "fork" in multiprocessing.get_all_start_methods()
+    return hasattr(os, "fork") and hasattr(os, "waitpid")
 
 
-def _parse_chunk(bounds: tuple[int, int]) -> list[tuple[Record, tuple[DiagRow, ...] | None]]:
-    """Worker side (forked): parse and validate a slice of :data:`_WORK`."""
-    source, root_path, validate = _WORK_CONTEXT[0]
-    out: list[tuple[Record, tuple[DiagRow, ...] | None]] = []
-    for md_path, rel_id in _WORK[bounds[0] : bounds[1]]:
-        skill = parse_path(md_path, source=source, root=root_path, rel_id=rel_id)
-        record = skill_to_record(skill, time.time_ns())
-        rows = None
-        if validate is not None:
-            try:
-                rows = diagnostics_to_rows(validate(skill))
-            except Exception:  # validated again (and reported) in the parent
-                rows = None
-        out.append((record, rows))
-    return out
+_Shipped = tuple[Record, "tuple[DiagRow, ...] | None", ResourceRow]
 
 
-def _parse_parallel(
-    items: list[_Found], paths: _Paths, source: Source, validate: _Validate | None
-) -> list[tuple[Record, tuple[DiagRow, ...] | None]] | None:
-    """Parse ``items`` in forked worker processes; None when not worth it or not possible."""
+def _load_misses(
+    items: list[_Found],
+    paths: _Paths,
+    source: Source,
+    cache: MetadataCache | None,
+    validate: _Validate | None,
+) -> list[_Loaded]:
+    """Load ``items``: here, or split between this process and forked ones."""
     if not _parallel_ok(len(items)):
-        return None
-    workers = min(os.cpu_count() or 2, 8)
-    _WORK[:] = [(item.md_path, paths.rel_id(item.folder)) for item in items]
-    _WORK_CONTEXT[:] = [(source, paths.root_path, validate)]
-    step = max(200, len(items) // (workers * 4) + 1)
-    chunks = [(start, min(start + step, len(items))) for start in range(0, len(items), step)]
+        return _load_batch(items, paths, source, cache, validate)
+    procs = max(2, min(_usable_cpus(), MAX_WORKERS, len(items) // (PARALLEL_MIN // 2)))
+    # this process also rebuilds the workers' skills: it takes a slightly smaller share
+    step = -(-len(items) // procs)
+    own = max(1, int(step * _OWN_SHARE))
+    rest = len(items) - own
+    step = -(-rest // (procs - 1))
+    slices = [(0, own)] + [
+        (start, min(start + step, len(items))) for start in range(own, len(items), step)
+    ]
+    workers: list[tuple[int, IO[bytes], tuple[int, int]]] = []
+    running: set[int] = set()
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            results = pool.map(_parse_chunk, chunks)
-    except Exception:  # no processes available, pickling trouble…: parse here instead
-        return None
+        for bounds in slices[1:]:
+            worker = _fork_worker(items[bounds[0] : bounds[1]], paths, source, cache, validate)
+            if worker is None:
+                break
+            workers.append((*worker, bounds))
+            running.add(worker[0])
+        parts: dict[int, list[_Loaded]] = {}
+        forked = {bounds[0] for _pid, _handle, bounds in workers}
+        for start, stop in slices:
+            if start not in forked:
+                parts[start] = _load_batch(items[start:stop], paths, source, cache, validate)
+        for pid, handle, (start, stop) in workers:
+            shipped = _collect(pid, handle, stop - start)
+            running.discard(pid)
+            part = parts[start] = []
+            for j, item in enumerate(items[start:stop]):
+                if shipped is None:
+                    part.append(_load_miss(item, paths, source, cache, validate))
+                    continue
+                record, rows, resources = shipped[j]
+                listing = (resources[2], resources[3])
+                skill = _rebuild(record, item, paths, source, None, validate, listing, rows)
+                if rows is None and validate is not None:
+                    rows = diagnostics_to_rows(skill.diagnostics)
+                part.append(_Loaded(skill, record, rows, resources))
+        return [loaded for start, _stop in slices for loaded in parts[start]]
     finally:
-        _WORK.clear()
-        _WORK_CONTEXT.clear()
-    return [pair for chunk in results for pair in chunk]
+        for pid, handle, _bounds in workers:
+            if pid in running:
+                _reap(pid)
+            handle.close()
+
+
+def _fork_worker(
+    items: list[_Found],
+    paths: _Paths,
+    source: Source,
+    cache: MetadataCache | None,
+    validate: _Validate | None,
+) -> tuple[int, IO[bytes]] | None:
+    """Fork a process loading ``items``; it writes its results to an unlinked temp file."""
+    try:
+        handle = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _load_misses
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        handle.close()
+        return None
+    if pid:
+        return pid, handle
+    code = 1
+    try:  # the child: never returns, never runs the parent's exit handlers
+        shipped: list[_Shipped] = []
+        for item, result in zip(
+            items, _load_batch(items, paths, source, cache, validate), strict=True
+        ):
+            record = result.record
+            if record is None:  # unreadable file: ship enough to rebuild its skill
+                record = skill_to_record(result.skill, 0, item.md_path)
+            shipped.append((record, result.rows, result.resources))
+        view = memoryview(pickle.dumps(shipped, protocol=pickle.HIGHEST_PROTOCOL))
+        fd = handle.fileno()
+        while view:
+            view = view[os.write(fd, view) :]
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _collect(pid: int, handle: IO[bytes], count: int) -> list[_Shipped] | None:
+    """Wait for a worker and read its results; None when it failed (load here instead)."""
+    try:
+        _pid, status = os.waitpid(pid, 0)
+    except (OSError, ChildProcessError):
+        return None
+    try:
+        if os.waitstatus_to_exitcode(status) != 0:
+            return None
+        handle.seek(0)
+        shipped = pickle.loads(handle.read())
+    except (OSError, ChildProcessError, pickle.UnpicklingError, EOFError, ValueError):
+        return None
+    if not isinstance(shipped, list) or len(shipped) != count:
+        return None
+    return shipped
+
+
+def _reap(pid: int) -> None:
+    """Stop and wait for a worker not collected (after an error in this process)."""
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.waitpid(pid, 0)
 
 
 def _resolve_shadows(kept: list[tuple[tuple[int, int, int], Skill]]) -> set[int]:

@@ -133,6 +133,8 @@ class Triggers:
         }
 
 
+_NO_TRIGGERS = Triggers()
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'`])")
 
 
@@ -204,7 +206,7 @@ class Skill:
     compatibility: str | None = None
     allowed_tools: tuple[str, ...] = ()
     allowed_tools_raw: Any = None
-    triggers: Triggers = field(default_factory=Triggers)
+    triggers: Triggers = _NO_TRIGGERS
     tools: tuple[ToolRef, ...] = ()
     priority: int = 0
     hidden: bool = False

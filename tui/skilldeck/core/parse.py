@@ -7,6 +7,14 @@ skills never reads their bodies; :func:`read_body` reads a body on demand.
 Every problem becomes a :class:`~skilldeck.core.model.Diagnostic` (codes ``SD1xx``) on the
 returned skill; nothing here raises on bad input.
 
+Speed: frontmatter of the common plain shape (``key: scalar`` lines, flow lists, one level
+of block lists or mappings) is read by :func:`_fast_yaml`, which gives exactly what the YAML
+loader gives and hands anything else to it. Measured (2-core reference machine, CPU time):
+16 us instead of 48 us per file on the real 372-skill corpus (360 of them take it), 13 us
+instead of 71 us per file on the benchmark's synthetic skills, i.e. about 0.6 s of CPU saved
+per 10,000 cold-parsed skills. tests/core/test_fast_paths.py checks equality (hypothesis and
+the whole corpus).
+
 Codes:
     SD101 no frontmatter (the file does not start with a ``---`` line)
     SD102 the frontmatter fence is never closed
@@ -35,6 +43,7 @@ import hashlib
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -117,11 +126,15 @@ def _diag(
     return Diagnostic(code, severity, message, path, line, column)
 
 
-def _read_head(path: str) -> _Head:
-    """Read from the start of ``path`` until the closing fence (bounded)."""
+def _read_head(path: str, known: os.stat_result | None = None) -> _Head:
+    """Read from the start of ``path`` until the closing fence (bounded).
+
+    ``known`` is a stat of the regular file just made by the caller (saves an fstat; if
+    the file changes in between, the cache sees a newer mtime next time and parses again).
+    """
     fd = os.open(path, _O_FLAGS)
     try:
-        st = os.fstat(fd)
+        st = known if known is not None and stat.S_ISREG(known.st_mode) else os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
         regular = stat.S_ISREG(st.st_mode)
@@ -202,20 +215,54 @@ def parse_path(
     root: Path | None = None,
     path_obj: Path | None = None,
     rel_id: str | None = None,
+    base_obj: Path | None = None,
+    known: os.stat_result | None = None,
 ) -> Skill:
-    """Parse the absolute path ``path`` without listing resources (discovery does that)."""
-    p = path_obj or Path(path)
+    """Parse the absolute path ``path`` without listing resources (discovery does that).
+
+    ``path_obj``/``base_obj`` are ready-made Path objects of the file and its folder,
+    ``known`` a stat of the file just made by the caller.
+    """
     try:
-        head = _read_head(path)
+        head: _Head | OSError = _read_head(path, known)
     except OSError as exc:
-        skill = _empty_skill(p, source, root, rel_id)
+        head = exc
+    return parse_read(
+        path, head, source=source, root=root, path_obj=path_obj, rel_id=rel_id, base_obj=base_obj
+    )
+
+
+def read_head(path: str, known: os.stat_result | None = None) -> _Head | OSError:
+    """The start of ``path`` up to its closing fence, or the error reading it (for
+    :func:`parse_read`; discovery reads a batch of files, then parses them)."""
+    try:
+        return _read_head(path, known)
+    except OSError as exc:
+        return exc
+
+
+def parse_read(
+    path: str,
+    head: _Head | OSError,
+    *,
+    source: Source = Source.EXPLICIT,
+    root: Path | None = None,
+    path_obj: Path | None = None,
+    rel_id: str | None = None,
+    base_obj: Path | None = None,
+) -> Skill:
+    """:func:`parse_path` of a file already read by :func:`read_head`."""
+    p = path_obj or Path(path)
+    if isinstance(head, OSError):
+        exc = head
+        skill = _empty_skill(p, source, root, rel_id, base_obj)
         reason = exc.strerror or exc.__class__.__name__
         skill.diagnostics.append(
             _diag("SD110", Severity.ERROR, f"cannot read {p.name}: {reason}", p)
         )
         _check_filename(skill)
         return skill
-    return _parse_head(head, p, source, root, rel_id)
+    return _parse_head(head, p, source, root, rel_id, base_obj)
 
 
 def frontmatter_hash(path: str) -> tuple[str, int, int] | None:
@@ -247,16 +294,23 @@ def parse_bytes(
     return _parse_head(head, Path(path), source, root)
 
 
-def _empty_skill(path: Path, source: Source, root: Path | None, rel_id: str | None) -> Skill:
-    base = path.parent
+def _empty_skill(
+    path: Path,
+    source: Source,
+    root: Path | None,
+    rel_id: str | None,
+    base: Path | None = None,
+) -> Skill:
+    if base is None:
+        base = path.parent
     return Skill(
-        name=base.name,
-        description="",
-        path=path,
-        base_dir=base,
-        source=source,
-        root=root,
-        rel_id=_rel_id(base, root) if rel_id is None else rel_id,
+        base.name,
+        "",
+        path,
+        base,
+        source,
+        root,
+        _rel_id(base, root) if rel_id is None else rel_id,
     )
 
 
@@ -283,9 +337,14 @@ def _check_filename(skill: Skill) -> None:
 
 
 def _parse_head(
-    head: _Head, path: Path, source: Source, root: Path | None, rel_id: str | None = None
+    head: _Head,
+    path: Path,
+    source: Source,
+    root: Path | None,
+    rel_id: str | None = None,
+    base: Path | None = None,
 ) -> Skill:
-    skill = _empty_skill(path, source, root, rel_id)
+    skill = _empty_skill(path, source, root, rel_id, base)
     skill.size = head.size
     skill.mtime_ns = head.mtime_ns
     try:
@@ -501,7 +560,7 @@ def _load_yaml(skill: Skill, text: str) -> dict[str, Any] | None:
             )
         )
         return None
-    return {k if isinstance(k, str) else str(k): v for k, v in data.items()}
+    return {sys.intern(k if isinstance(k, str) else str(k)): v for k, v in data.items()}
 
 
 # --- fast path for plain frontmatter ----------------------------------------------------
@@ -509,7 +568,6 @@ def _load_yaml(skill: Skill, text: str) -> dict[str, Any] | None:
 _STR_TAG = "tag:yaml.org,2002:str"
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 _INT_TAG = "tag:yaml.org,2002:int"
-_FAST_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*):(?: +(.*?))? *")
 _FAST_UNSAFE = re.compile(
     "[^\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
@@ -524,16 +582,19 @@ _IMPLICIT: dict[str | None, list[tuple[str, re.Pattern[str]]]] = (
 _WILDCARD = _IMPLICIT.get(None, [])
 
 
-_KEY_TAGS: dict[str, str] = {}
+_KEYS: dict[str, str | None] = {}
 
 
-def _key_tag(key: str) -> str:
-    tag = _KEY_TAGS.get(key)
-    if tag is None:
-        tag = _tag(key)
-        if len(_KEY_TAGS) < 4096:
-            _KEY_TAGS[key] = tag
-    return tag
+def _plain_key(key: str) -> str | None:
+    """``key`` (one shared string object per distinct key) if YAML reads it as a string."""
+    try:
+        return _KEYS[key]
+    except KeyError:
+        pass
+    canonical = sys.intern(key) if _tag(key) == _STR_TAG else None
+    if len(_KEYS) < 4096:
+        _KEYS[key] = canonical
+    return canonical
 
 
 def _tag(value: str) -> str:
@@ -547,8 +608,29 @@ def _tag(value: str) -> str:
     return _STR_TAG
 
 
+_MEMO_MAX = 64
+_SCALARS: tuple[dict[str, tuple[bool, Any]], dict[str, tuple[bool, Any]]] = ({}, {})
+
+
 def _fast_scalar(value: str, flow: bool) -> tuple[bool, Any]:
-    """A single-line YAML scalar the fast path can read exactly like YAML, or (False, None)."""
+    """A single-line YAML scalar the fast path can read exactly like YAML, or (False, None).
+
+    Short values recur across skills (licences, tags, tool names): their results, all
+    immutable, are remembered and shared.
+    """
+    memo = _SCALARS[flow]
+    found = memo.get(value)
+    if found is not None:
+        return found
+    result = _read_scalar(value, flow)
+    if len(value) <= _MEMO_MAX:
+        if len(memo) > 50_000:
+            memo.clear()
+        memo[value] = result
+    return result
+
+
+def _read_scalar(value: str, flow: bool) -> tuple[bool, Any]:
     first = value[0]
     if first == '"':
         inner = value[1:-1]
@@ -592,14 +674,68 @@ def _fast_value(value: str) -> tuple[bool, Any]:
     return _fast_scalar(value, False)
 
 
+_KEY_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_LINE_KEYS: dict[str, str | None] = {}
+
+
+def _line_key(raw: str) -> str | None:
+    """The key of a ``key: value`` line (text before the first colon), if fast-path plain."""
+    try:
+        return _LINE_KEYS[raw]
+    except KeyError:
+        pass
+    key = _plain_key(raw) if _KEY_TEXT.fullmatch(raw) else None
+    if len(_LINE_KEYS) < 4096:
+        _LINE_KEYS[raw] = key
+    return key
+
+
+_LINE_MEMO_MAX = 80
+_LINES: dict[str, tuple[str, bool, Any]] = {}
+
+
+def _fast_line(line: str) -> tuple[str, bool, Any] | None:
+    """A ``key: value`` line without indentation: ``(key, True, value)``, ``(key, False,
+    None)`` when the value is empty (a block follows), None when not fast-path simple.
+
+    Flow lists come back as tuples (the caller copies them into lists). Short lines recur
+    across skills (licences, tool lists, versions): their results are remembered.
+    """
+    found = _LINES.get(line)
+    if found is not None:
+        return found
+    raw, colon, rest = line.partition(":")
+    if not colon or (rest and rest[0] != " "):
+        return None
+    key = _line_key(raw)
+    if key is None:
+        return None
+    value = rest.strip(" ")
+    if not value:
+        found = (key, False, None)
+    else:
+        ok, item = _fast_value(value)
+        if not ok:
+            return None
+        found = (key, True, tuple(item) if type(item) is list else item)
+    if len(line) <= _LINE_MEMO_MAX:
+        if len(_LINES) > 20_000:
+            _LINES.clear()
+        _LINES[line] = found
+    return found
+
+
 def _fast_block(lines: list[str]) -> tuple[bool, Any]:
     """A block list of scalars or a one-level mapping of scalars."""
     items = [line for line in lines if line.strip(" ")]
     if not items:
         return False, None
-    indent = len(items[0]) - len(items[0].lstrip(" "))
-    if any(len(line) - len(line.lstrip(" ")) != indent for line in items):
-        return False, None
+    first = items[0]
+    indent = len(first) - len(first.lstrip(" "))
+    pad = first[:indent]
+    for line in items:
+        if not line.startswith(pad) or line[indent] == " ":
+            return False, None
     if all(line.startswith("- ", indent) for line in items):
         out: list[Any] = []
         for line in items:
@@ -615,16 +751,13 @@ def _fast_block(lines: list[str]) -> tuple[bool, Any]:
         return False, None
     mapping: dict[str, Any] = {}
     for line in items:
-        match = _FAST_KEY.fullmatch(line, indent)
-        if match is None or not match.group(2):
+        parsed = _fast_line(line[indent:])
+        if parsed is None or not parsed[1]:
             return False, None
-        key = match.group(1)
-        if key in mapping or _key_tag(key) != _STR_TAG:
+        key, _inline, item = parsed
+        if key in mapping:
             return False, None
-        ok, item = _fast_value(match.group(2))
-        if not ok:
-            return False, None
-        mapping[key] = item
+        mapping[key] = list(item) if type(item) is tuple else item
     return True, mapping
 
 
@@ -635,37 +768,47 @@ def _fast_yaml(text: str) -> tuple[dict[str, Any], dict[str, int]] | None:
     escapes, flow lists of plain scalars, and one level of block lists or mappings of
     such scalars. The result equals what the YAML loader gives for the same text.
     """
-    if _FAST_UNSAFE.search(text) or "\t" in text:
+    if text.isascii():
+        # ASCII: printable means \x20-\x7e (no tab, no control character)
+        if not text.replace("\n", "").isprintable():
+            return None
+    elif _FAST_UNSAFE.search(text) or "\t" in text:
         return None
     lines = text.split("\n")
     result: dict[str, Any] = {}
     field_lines: dict[str, int] = {}
     count = len(lines)
+    memo = _LINES
     i = 0
     while i < count:
         line = lines[i]
-        if not line.strip(" "):
-            i += 1
-            continue
-        match = _FAST_KEY.fullmatch(line)
-        if match is None:
-            return None
-        key, value = match.group(1), match.group(2)
-        if key in result or _key_tag(key) != _STR_TAG:
+        parsed = memo.get(line)
+        if parsed is None:
+            if not line.strip(" "):
+                i += 1
+                continue
+            parsed = _fast_line(line)
+            if parsed is None:
+                return None
+        key, inline, item = parsed
+        if key in result:
             return None
         field_lines[key] = i + _FM_LINE_OFFSET
-        if value:
-            ok, item = _fast_value(value)
+        if inline:
+            result[key] = list(item) if type(item) is tuple else item
             i += 1
-        else:
-            j = i + 1
-            while j < count and (lines[j][:1] == " " or lines[j][:2] == "- " or not lines[j]):
-                j += 1
-            ok, item = _fast_block(lines[i + 1 : j])
-            i = j
+            continue
+        j = i + 1
+        while j < count:
+            nxt = lines[j]
+            if nxt and nxt[0] != " " and nxt[:2] != "- ":
+                break
+            j += 1
+        ok, item = _fast_block(lines[i + 1 : j])
         if not ok:
             return None
         result[key] = item
+        i = j
     if not result:
         return None
     return result, field_lines
@@ -724,66 +867,65 @@ def _scalar_text(value: Any) -> str | None:
     return str(value)
 
 
-def _lookup(fm: dict[str, Any], key: str) -> tuple[str, Any]:
-    if key in fm:
-        return key, fm[key]
-    meta = fm.get("metadata")
-    if isinstance(meta, dict) and key in meta:
-        return f"metadata.{key}", meta[key]
-    return key, None
+_PRIORITY_TEXT = re.compile(r"\s*[-+]?\d{1,9}\s*")
+_ALLOWED_REFS: dict[tuple[str, ...], tuple[ToolRef, ...]] = {}
+
+
+def _allowed_refs(allowed: tuple[str, ...]) -> tuple[ToolRef, ...]:
+    """Tool references implied by ``allowed-tools`` alone (frozen, shared between skills)."""
+    refs = _ALLOWED_REFS.get(allowed)
+    if refs is None:
+        refs = tuple(_add_allowed_refs([], allowed))
+        if len(_ALLOWED_REFS) > 10_000:
+            _ALLOWED_REFS.clear()
+        _ALLOWED_REFS[allowed] = refs
+    return refs
+
+
+def _add_allowed_refs(tools: list[ToolRef], allowed: tuple[str, ...]) -> list[ToolRef]:
+    known = {t.name for t in tools}
+    for pattern in allowed:
+        tool_name = pattern.split("(", 1)[0].strip()
+        if tool_name and tool_name not in known:
+            known.add(tool_name)
+            tools.append(ToolRef(tool_name, "", False, "allowed-tools"))
+    return tools
 
 
 def _extract(skill: Skill, fm: dict[str, Any]) -> None:
-    name = fm.get("name")
-    name_text = _scalar_text(name)
-    if name_text is not None and name_text.strip():
-        skill.name = name_text.strip()
-        if not isinstance(name, str):
-            _wrong_type(skill, "name", "a string", name)
+    get = fm.get
+    name = get("name")
+    if isinstance(name, str) and (stripped := name.strip()):
+        skill.name = stripped
     else:
-        if name is None or (isinstance(name, str) and not name.strip()):
-            message = f"no 'name' field; using the folder name {skill.base_dir.name!r}"
-        else:
-            message = f"'name' is a {type(name).__name__}; using the folder name"
-        skill.diagnostics.append(
-            _diag("SD111", Severity.WARNING, message, skill.path, skill.field_lines.get("name"))
-        )
-    description = fm.get("description")
+        _extract_name(skill, name)
+    description = get("description")
     if isinstance(description, str):
         skill.description = description.strip()
     elif description is not None:
         _wrong_type(skill, "description", "a string", description)
         text = _scalar_text(description)
         skill.description = text.strip() if text else ""
-    for attr in ("version", "author"):
-        key, value = _lookup(fm, attr)
-        if value is None:
-            continue
-        if isinstance(value, dict) and attr == "author":
-            value = value.get("name")
+    meta = get("metadata")
+    if not isinstance(meta, dict):
+        meta = None
+    if meta is not None or "version" in fm or "author" in fm or "tags" in fm:
+        _extract_meta(skill, fm, meta)
+    value = get("license")
+    if value is not None:
         text = _scalar_text(value)
         if text is None:
-            _wrong_type(skill, key, "a string", value)
+            _wrong_type(skill, "license", "a string", value)
         else:
-            setattr(skill, attr, text)
-    key, tags = _lookup(fm, "tags")
-    if tags is not None:
-        if isinstance(tags, str):
-            skill.tags = tuple(dict.fromkeys(t for t in re.split(r"[,\s]+", tags) if t))
-        elif isinstance(tags, list):
-            skill.tags = tuple(dict.fromkeys(t for t in map(_scalar_text, tags) if t))
-        else:
-            _wrong_type(skill, key, "a list of strings", tags)
-    for attr in ("license", "compatibility"):
-        value = fm.get(attr)
-        if value is None:
-            continue
+            skill.license = text
+    value = get("compatibility")
+    if value is not None:
         text = _scalar_text(value)
         if text is None:
-            _wrong_type(skill, attr, "a string", value)
+            _wrong_type(skill, "compatibility", "a string", value)
         else:
-            setattr(skill, attr, text)
-    raw_tools = fm.get("allowed-tools")
+            skill.compatibility = text
+    raw_tools = get("allowed-tools")
     if raw_tools is not None:
         skill.allowed_tools_raw = raw_tools
         if not isinstance(raw_tools, str | list):
@@ -791,25 +933,76 @@ def _extract(skill: Skill, fm: dict[str, Any]) -> None:
         skill.allowed_tools = split_allowed_tools(raw_tools)
     if "triggers" in fm:
         skill.triggers = _triggers(skill, fm["triggers"])
-    tools = _tools(skill, fm.get("tools"))
-    known = {t.name for t in tools}
-    for pattern in skill.allowed_tools:
-        tool_name = pattern.split("(", 1)[0].strip()
-        if tool_name and tool_name not in known:
-            known.add(tool_name)
-            tools.append(ToolRef(tool_name, "", False, "allowed-tools"))
-    skill.tools = tuple(tools)
-    priority = fm.get("priority")
+    tools_value = get("tools")
+    if tools_value is None:
+        if skill.allowed_tools:
+            skill.tools = _allowed_refs(skill.allowed_tools)
+    else:
+        skill.tools = tuple(_add_allowed_refs(_tools(skill, tools_value), skill.allowed_tools))
+    priority = get("priority")
     if priority is not None:
         if isinstance(priority, int) and not isinstance(priority, bool):
             skill.priority = priority
-        elif isinstance(priority, str) and re.fullmatch(r"\s*[-+]?\d{1,9}\s*", priority):
+        elif isinstance(priority, str) and _PRIORITY_TEXT.fullmatch(priority):
             skill.priority = int(priority)
         else:
             _wrong_type(skill, "priority", "an integer", priority)
-    skill.hidden = _truthy(fm.get("disable-model-invocation")) or _truthy(
-        fm.get("hide-from-discovery")
+    if "disable-model-invocation" in fm or "hide-from-discovery" in fm:
+        skill.hidden = _truthy(get("disable-model-invocation")) or _truthy(
+            get("hide-from-discovery")
+        )
+
+
+def _extract_name(skill: Skill, name: Any) -> None:
+    """``name`` when it is not a non-blank string."""
+    name_text = _scalar_text(name)
+    if name_text is not None and name_text.strip():
+        skill.name = name_text.strip()
+        _wrong_type(skill, "name", "a string", name)
+        return
+    if name is None or (isinstance(name, str) and not name.strip()):
+        message = f"no 'name' field; using the folder name {skill.base_dir.name!r}"
+    else:
+        message = f"'name' is a {type(name).__name__}; using the folder name"
+    skill.diagnostics.append(
+        _diag("SD111", Severity.WARNING, message, skill.path, skill.field_lines.get("name"))
     )
+
+
+def _extract_meta(skill: Skill, fm: dict[str, Any], meta: dict[str, Any] | None) -> None:
+    """``version``, ``author`` and ``tags``, top-level or under ``metadata``."""
+    key: str
+    for attr in ("version", "author"):
+        if attr in fm:
+            key, value = attr, fm[attr]
+        elif meta is not None and attr in meta:
+            key, value = f"metadata.{attr}", meta[attr]
+        else:
+            continue
+        if value is None:
+            continue
+        if isinstance(value, dict) and attr == "author":
+            value = value.get("name")
+        text = _scalar_text(value)
+        if text is None:
+            _wrong_type(skill, key, "a string", value)
+        elif attr == "version":
+            skill.version = text
+        else:
+            skill.author = text
+    if "tags" in fm:
+        key, tags = "tags", fm["tags"]
+    elif meta is not None and "tags" in meta:
+        key, tags = "metadata.tags", meta["tags"]
+    else:
+        return
+    if tags is not None:
+        if isinstance(tags, str):
+            skill.tags = tuple(dict.fromkeys(t for t in _SEPARATORS.split(tags) if t))
+        elif isinstance(tags, list):
+            skill.tags = tuple(dict.fromkeys(t for t in map(_scalar_text, tags) if t))
+        else:
+            _wrong_type(skill, key, "a list of strings", tags)
 
 
 def _truthy(value: Any) -> bool:
@@ -830,15 +1023,30 @@ def split_allowed_tools(value: object) -> tuple[str, ...]:
     """
     items: list[str] = []
     if isinstance(value, str):
-        if "(" not in value and "[" not in value and "{" not in value:
-            return tuple(dict.fromkeys(t for t in _SEPARATORS.split(value) if t))
-        items = _split_patterns_fast(value)
+        found = _SPLIT.get(value)
+        if found is None:
+            found = _split_allowed_text(value)
+            if len(value) <= 256:
+                if len(_SPLIT) > 10_000:
+                    _SPLIT.clear()
+                _SPLIT[value] = found
+        return found
     elif isinstance(value, list | tuple):
         for item in value:
             text = _scalar_text(item)
             if text:
                 items.extend(_split_patterns_fast(text))
-    return tuple(dict.fromkeys(items))
+    return tuple(dict.fromkeys(t for t in (i.strip() for i in items) if t))
+
+
+_SPLIT: dict[str, tuple[str, ...]] = {}
+
+
+def _split_allowed_text(value: str) -> tuple[str, ...]:
+    if "(" not in value and "[" not in value and "{" not in value:
+        return tuple(dict.fromkeys(t for t in _SEPARATORS.split(value) if t))
+    items = _split_patterns_fast(value)
+    return tuple(dict.fromkeys(t for t in (i.strip() for i in items) if t))
 
 
 _PAREN_TOKEN = re.compile(r"(?:\([^()\[\]{}]*\)|[^\s,()\[\]{}])+")
@@ -966,6 +1174,7 @@ def list_resources(
     entries: list[os.DirEntry[str]] | None = None,
     limit: int = MAX_RESOURCES,
     max_depth: int = MAX_RESOURCE_DEPTH,
+    stamps: list[tuple[str, int]] | None = None,
 ) -> tuple[tuple[str, ...], bool]:
     """Files under ``base_dir`` other than the SKILL.md, relative POSIX paths, sorted.
 
@@ -977,6 +1186,8 @@ def list_resources(
         entries: Its already scanned entries, when the caller has them.
         limit: Bound on the number of files.
         max_depth: Bound on folder depth.
+        stamps: When given, receives ``(subfolder relative to base_dir, mtime_ns)`` for
+            every subfolder the listing read (the cache re-checks them).
 
     Returns:
         ``(paths, truncated)``.
@@ -998,13 +1209,42 @@ def list_resources(
             if len(flat) > limit:
                 return tuple(flat[:limit]), True
             return tuple(flat), False
-    out: list[str] = []
-    truncated = False
-    base_real: list[str] = []
-    visited: set[str] = set()
+    walk = _Walk(base_dir, limit, max_depth, stamps)
+    walk.folder(base_dir, "", 0, list(entries) if entries is not None else None)
+    walk.out.sort()
+    return tuple(walk.out), walk.truncated
 
-    def walk(folder: str, prefix: str, depth: int, items: list[os.DirEntry[str]] | None) -> None:
-        nonlocal truncated
+
+class _Walk:
+    """State of one resource listing (a class, not a closure: no reference cycle is left
+    behind for the garbage collector, which discovery pauses)."""
+
+    __slots__ = (
+        "base_dir",
+        "base_real",
+        "limit",
+        "max_depth",
+        "out",
+        "stamps",
+        "truncated",
+        "visited",
+    )
+
+    def __init__(
+        self, base_dir: str, limit: int, max_depth: int, stamps: list[tuple[str, int]] | None
+    ) -> None:
+        self.base_dir = base_dir
+        self.limit = limit
+        self.max_depth = max_depth
+        self.stamps = stamps
+        self.out: list[str] = []
+        self.truncated = False
+        self.base_real = ""
+        self.visited: set[str] = set()
+
+    def folder(
+        self, folder: str, prefix: str, depth: int, items: list[os.DirEntry[str]] | None
+    ) -> None:
         if items is None:
             try:
                 with os.scandir(folder) as it:
@@ -1012,7 +1252,8 @@ def list_resources(
             except OSError:
                 return
         if len(items) > 1:
-            items.sort(key=lambda e: e.name)
+            items.sort(key=_entry_name)
+        out = self.out
         for entry in items:
             name = entry.name
             if name[0] == "." or (depth == 0 and name.lower() == "skill.md"):
@@ -1022,27 +1263,32 @@ def list_resources(
             except OSError:
                 continue
             if is_dir:
-                if name[0] == "_" or depth + 1 >= max_depth:
+                if name[0] == "_" or depth + 1 >= self.max_depth:
                     continue
                 if entry.is_symlink():
-                    if not base_real:
-                        base_real.append(os.path.realpath(base_dir))
+                    if not self.base_real:
+                        self.base_real = os.path.realpath(self.base_dir)
                     real = os.path.realpath(entry.path)
-                    if real in visited or not real.startswith(base_real[0] + os.sep):
+                    if real in self.visited or not real.startswith(self.base_real + os.sep):
                         continue
-                    visited.add(real)
-                walk(entry.path, prefix + name + "/", depth + 1, None)
-                if truncated:
+                    self.visited.add(real)
+                if self.stamps is not None:
+                    try:
+                        self.stamps.append((prefix + name, entry.stat().st_mtime_ns))
+                    except OSError:
+                        self.stamps.append((prefix + name, -1))
+                self.folder(entry.path, prefix + name + "/", depth + 1, None)
+                if self.truncated:
                     return
             else:
-                if len(out) >= limit:
-                    truncated = True
+                if len(out) >= self.limit:
+                    self.truncated = True
                     return
                 out.append(prefix + name)
 
-    walk(base_dir, "", 0, list(entries) if entries is not None else None)
-    out.sort()
-    return tuple(out), truncated
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 # --- bodies ------------------------------------------------------------------------------

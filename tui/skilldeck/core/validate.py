@@ -67,6 +67,7 @@ SHELL_VALUES = ("bash", "powershell")
 EFFORT_VALUES = ("low", "medium", "high", "xhigh", "max")
 
 _NAME_CHARS = re.compile(r"[a-z0-9-]+")
+_VALID_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +165,7 @@ CHECKS: dict[str, Check] = {
 _PROFILE_INDEX = {p: i for i, p in enumerate(PROFILES)}
 _TYPE_CODES = frozenset({"SV102", "SV202", "SV301", "SV302", "SV303", "SV304", "SV402"})
 _QUOTED_KEY = re.compile(r"^'([^']+)'")
+_NO_KEYS: frozenset[str] = frozenset()
 
 
 class _Collector:
@@ -173,11 +175,15 @@ class _Collector:
         self.skill = skill
         self.index = _PROFILE_INDEX[profile]
         self.out: list[Diagnostic] = []
-        self.coerced = {
-            m.group(1)
-            for d in skill.diagnostics
-            if d.code == "SD112" and (m := _QUOTED_KEY.match(d.message))
-        }
+        self.coerced = (
+            {
+                m.group(1)
+                for d in skill.diagnostics
+                if d.code == "SD112" and (m := _QUOTED_KEY.match(d.message))
+            }
+            if skill.diagnostics
+            else _NO_KEYS
+        )
 
     def add(self, code: str, message: str, key: str | None = None) -> None:
         severity = CHECKS[code].severities[self.index]
@@ -256,6 +262,8 @@ def _check_name(col: _Collector, fm: Mapping[str, Any], profile: str) -> None:
 
 def name_problems(name: str) -> list[tuple[str, str]]:
     """Spec problems of a skill name as ``(code, message)`` pairs (empty when valid)."""
+    if len(name) <= NAME_MAX and _VALID_NAME.fullmatch(name):
+        return []
     problems: list[tuple[str, str]] = []
     if not name:
         return [("SV103", "'name' is empty")]
@@ -345,16 +353,21 @@ def _check_spec_fields(col: _Collector, fm: Mapping[str, Any], profile: str) -> 
         col.add("SV304", f"'license' must be a string, not {_type_name(fm['license'])}", "license")
 
 
+_KNOWN_FIELDS = {
+    "agentskills": frozenset(SPEC_FIELDS),
+    "claude-code": frozenset(SPEC_FIELDS + CLAUDE_CODE_FIELDS),
+    "default": frozenset(SPEC_FIELDS + CLAUDE_CODE_FIELDS + SKILLDECK_FIELDS),
+}
+
+
 def _known_fields(profile: str) -> frozenset[str]:
-    if profile == "agentskills":
-        return frozenset(SPEC_FIELDS)
-    if profile == "claude-code":
-        return frozenset(SPEC_FIELDS + CLAUDE_CODE_FIELDS)
-    return frozenset(SPEC_FIELDS + CLAUDE_CODE_FIELDS + SKILLDECK_FIELDS)
+    return _KNOWN_FIELDS.get(profile, _KNOWN_FIELDS["default"])
 
 
 def _check_unknown(col: _Collector, fm: Mapping[str, Any], profile: str) -> None:
     known = _known_fields(profile)
+    if known.issuperset(fm):
+        return
     for key in fm:
         if key in known:
             continue
@@ -441,10 +454,13 @@ _VALUES: dict[str, tuple[str, ...]] = {
 }
 
 
+_PROFILE_TYPES = {"default": {**_TYPES, **_SKILLDECK_TYPES}, "claude-code": dict(_TYPES)}
+
+
 def _check_types(col: _Collector, fm: Mapping[str, Any], profile: str) -> None:
-    types = dict(_TYPES)
-    if profile == "default":
-        types.update(_SKILLDECK_TYPES)
+    types = _PROFILE_TYPES.get(profile) or _PROFILE_TYPES["claude-code"]
+    if types.keys().isdisjoint(fm):
+        return
     for key, (check, wanted) in types.items():
         if key not in fm:
             continue

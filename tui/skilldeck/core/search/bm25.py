@@ -78,6 +78,25 @@ class BM25Postings:
         self._set(terms, ids, tfs, doc_len, vocab_size)
         return self
 
+    @classmethod
+    def from_csr(
+        cls,
+        indptr: NDArray[np.int64],
+        doc_ids: NDArray[np.int32],
+        tfs: NDArray[np.int32],
+        doc_len: NDArray[np.int32],
+        vocab_size: int,
+    ) -> BM25Postings:
+        """Wrap postings already in term order (``indptr`` of length ``vocab_size + 1``)."""
+        self = cls.__new__(cls)
+        self.doc_ids = doc_ids.astype(np.int32)
+        self.tfs = np.minimum(tfs, MAX_TF).astype(np.uint8)
+        self.indptr = indptr.astype(np.int64)
+        self.doc_len = doc_len
+        self.vocab_size = vocab_size
+        self._recompute()
+        return self
+
     def _set(
         self,
         terms: NDArray[np.int32],

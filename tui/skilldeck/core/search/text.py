@@ -176,8 +176,7 @@ def _has_vowel(text: str) -> bool:
     return any(c in "aeiouy" for c in text)
 
 
-@lru_cache(maxsize=200_000)
-def stem(word: str) -> str:
+def stem_word(word: str) -> str:
     """Light stem of a lower-case word (see the module docstring for the rules)."""
     w = word
     if len(w) <= 3 or not w.isalpha():
@@ -197,6 +196,21 @@ def stem(word: str) -> str:
     if w.endswith("e") and len(w) > 4:
         w = w[:-1]
     return w
+
+
+stem = lru_cache(maxsize=8192)(stem_word)
+""":func:`stem_word` with a small memo for queries and triggers (index builds call
+:func:`stem_word` once per distinct token and need no memo)."""
+
+_NOT_ALNUM = bytes(
+    c if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122) else 32 for c in range(256)
+)
+
+
+def raw_token_bytes(text: str) -> list[bytes]:
+    """The runs of ASCII letters and digits of ``text`` (as :data:`RAW_TOKEN` finds them),
+    as bytes: a byte translation and a split, several times faster than the regex."""
+    return text.encode("utf-8", "replace").translate(_NOT_ALNUM).split()
 
 
 def words(text: str) -> list[str]:
