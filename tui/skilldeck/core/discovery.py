@@ -44,15 +44,11 @@ from pathlib import Path
 from typing import IO
 
 from skilldeck.core.cache import (
-    NO_TRIGGERS,
-    POSITIONAL,
     RACY_NS,
     DiagRow,
     MetadataCache,
     Record,
     ResourceRow,
-    cached_tool,
-    cached_triggers,
     diagnostics_from_rows,
     diagnostics_to_rows,
     skill_from_record,
@@ -96,13 +92,6 @@ class _Found:
     entries: list[os.DirEntry[str]] | None
     md_stat: os.stat_result | None = None
     md_name: str = SKILL_FILE
-
-    def stat(self) -> os.stat_result:
-        if self.md_stat is not None:
-            return self.md_stat
-        if self.md_entry is not None:
-            return self.md_entry.stat()
-        return os.stat(self.md_path)
 
 
 def default_roots(settings: Settings, cwd: Path | None = None) -> list[Root]:
@@ -544,13 +533,6 @@ class _Loaded:
         self.resources = resources  # (folder mtime or -1 when not cacheable, stamps, listing)
 
 
-def _stat_md(item: _Found) -> os.stat_result | None:
-    try:
-        return item.stat()
-    except OSError:
-        return None
-
-
 def _warm_pass(
     found: list[_Found],
     paths: _Paths,
@@ -573,9 +555,7 @@ def _warm_pass(
     prefix, cut = paths.prefix, len(paths.prefix)
     stat, racy, sep, child = os.stat, RACY_NS, os.sep, _child
     slash = sep == "/"
-    triggers_of, tool_of, no_triggers = cached_triggers, cached_tool, NO_TRIGGERS
     from_rows = diagnostics_from_rows
-    positional = POSITIONAL
     for i, item in enumerate(found):
         st = item.md_stat
         if st is None:
@@ -633,57 +613,11 @@ def _warm_pass(
         else:
             seen_validated[real] = rows
             diagnostics = from_rows(rows, md_path, item.md_path) if rows else []
-        if positional and diagnostics is not None:
-            trig = record[17]
-            tools = record[18]
-            skill = Skill(
-                record[4],
-                record[5],
-                md_path,
-                base_dir,
-                source,
-                root_path,
-                rel_id,
-                record[6],
-                record[7],
-                record[8],
-                record[9],
-                record[10],
-                record[11],
-                record[12],
-                record[13],
-                record[14],
-                record[15],
-                record[16],
-                triggers_of(trig) if trig[0] or trig[1] or trig[2] else no_triggers,
-                tuple([tool_of(t) for t in tools]) if tools else (),
-                record[19],
-                record[20],
-                True,
-                None,
-                None,
-                None,
-                "",
-                listing,
-                truncated,
-                record[1],
-                record[2],
-                record[3],
-                diagnostics,
-            )
-        else:
-            skill = skill_from_record(
-                record,
-                md_path,
-                base_dir,
-                source,
-                root_path,
-                rel_id,
-                diagnostics,
-                (listing, truncated),
-            )
-            if rows is None and validate is not None and _run_validation(skill, validate):
-                cache.put_validated(real, skill.diagnostics)
+        skill = skill_from_record(
+            record, md_path, base_dir, source, root_path, rel_id, diagnostics, (listing, truncated)
+        )
+        if rows is None and validate is not None and _run_validation(skill, validate):
+            cache.put_validated(real, skill.diagnostics)
         loaded[i] = skill
     cache.hits += len(found) - len(misses)
     cache.misses += len(misses)

@@ -56,29 +56,6 @@ class BM25Postings:
         self._set(terms, ids, tfs, np.asarray(doc_len, dtype=np.int32), vocab_size)
 
     @classmethod
-    def from_flat(
-        cls,
-        terms: NDArray[np.int32],
-        tfs: NDArray[np.int32],
-        counts: NDArray[np.int32],
-        doc_len: NDArray[np.int32],
-        vocab_size: int,
-    ) -> BM25Postings:
-        """Build from flat arrays: every document's term ids and frequencies back to back.
-
-        Args:
-            terms: Term ids, document after document.
-            tfs: Their frequencies.
-            counts: Per document, how many (term, frequency) pairs it has.
-            doc_len: Per document, its token count.
-            vocab_size: Vocabulary size.
-        """
-        self = cls.__new__(cls)
-        ids = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
-        self._set(terms, ids, tfs, doc_len, vocab_size)
-        return self
-
-    @classmethod
     def from_csr(
         cls,
         indptr: NDArray[np.int64],
