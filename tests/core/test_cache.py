@@ -18,7 +18,7 @@ from conftest import write_skill
 from skilldeck.core.cache import MAGIC, MetadataCache, clear_all, skill_from_record, skill_to_record
 from skilldeck.core.config import Settings
 from skilldeck.core.discovery import Root, discover
-from skilldeck.core.model import Source
+from skilldeck.core.model import Skill, Source, packed_fields
 from skilldeck.core.parse import parse_skill_file
 
 
@@ -198,6 +198,53 @@ def test_record_round_trip_with_yaml_dates(tmp_path: Path) -> None:
     again.resources = skill.resources
     assert again.to_dict() == skill.to_dict()
     assert skill_to_record(again) == skill_to_record(skill)
+
+
+def test_cached_frontmatter_is_unpacked_on_first_read(tmp_path: Path) -> None:
+    """A skill rebuilt from the cache keeps frontmatter and field lines pickled until read;
+    a value set before that survives the unpacking of the other field."""
+    path = write_skill(tmp_path, "lazy", extra="metadata:\n  tags: [a, b]\n")
+    skill = parse_skill_file(path, root=tmp_path)
+    record = skill_to_record(skill)
+    assert record is not None
+
+    def rebuilt() -> Skill:
+        assert record is not None
+        return skill_from_record(record, skill.path, skill.base_dir, skill.source, tmp_path, ".")
+
+    lazy = rebuilt()
+    assert packed_fields(lazy) is not None
+    assert skill_to_record(lazy) == record  # the blob is reused, not pickled again
+    assert lazy.field_lines == skill.field_lines
+    assert packed_fields(lazy) is None
+    assert lazy.frontmatter == skill.frontmatter
+    other = rebuilt()
+    other.frontmatter = {"name": "set"}
+    assert other.field_lines == skill.field_lines
+    assert other.frontmatter == {"name": "set"}
+    fresh, unpacked = rebuilt(), rebuilt()
+    assert unpacked.frontmatter == skill.frontmatter
+    assert fresh == unpacked  # equality reads through the packing
+
+
+def test_a_foreign_packed_blob_is_neither_run_nor_fatal(tmp_path: Path) -> None:
+    path = write_skill(tmp_path, "odd")
+    skill = parse_skill_file(path, root=tmp_path)
+    record = skill_to_record(skill)
+    assert record is not None
+    marker = tmp_path / "ran"
+
+    class Evil:
+        def __reduce__(self) -> tuple[Any, ...]:
+            return (os.system, (f"touch {marker}",))
+
+    evil = pickle.dumps((Evil(), {}))
+    for blob in (evil, b"not a pickle", pickle.dumps(["wrong", "shape"])):
+        forged = (*record[:6], blob, *record[7:])
+        again = skill_from_record(forged, skill.path, skill.base_dir, skill.source, tmp_path, ".")
+        assert again.frontmatter == {}
+        assert again.field_lines == {}
+    assert not marker.exists()
 
 
 def test_racy_entry_is_checked_by_hash(tmp_path: Path, parse_counter: list[str]) -> None:

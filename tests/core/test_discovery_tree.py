@@ -76,7 +76,28 @@ def test_unchanged_folders_are_not_listed_again(tmp_path: Path, listed: list[str
     assert listed == []
 
 
-def test_every_tree_change_is_seen(tmp_path: Path) -> None:
+@pytest.fixture(params=["here", "forked job", "failed job"])
+def stats_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Skills in unchanged folders are stat'ed here, by a forked job, or by a job that
+    fails (then here)."""
+    mode: str = request.param
+    if mode != "here":
+        if not discovery._can_fork():
+            pytest.skip("forked jobs not available here")
+        monkeypatch.setattr(discovery, "STAT_JOB_MIN", 1)
+    if mode == "failed job":
+        main, real = os.getpid(), discovery._stat_found
+
+        def failing(found: Any) -> Any:
+            if os.getpid() != main:
+                raise RuntimeError("job fails")
+            return real(found)
+
+        monkeypatch.setattr(discovery, "_stat_found", failing)
+    return mode
+
+
+def test_every_tree_change_is_seen(tmp_path: Path, stats_by: str) -> None:
     build(tmp_path)
     base = same_as_fresh(tmp_path)
     write_skill(tmp_path / "g1", "added")  # g1's mtime changes
@@ -100,7 +121,7 @@ def test_every_tree_change_is_seen(tmp_path: Path) -> None:
     assert len(same_as_fresh(tmp_path)) == len(base) - 1
 
 
-def test_symlinks_are_always_looked_at_again(tmp_path: Path) -> None:
+def test_symlinks_are_always_looked_at_again(tmp_path: Path, stats_by: str) -> None:
     root = tmp_path / "root"
     build(root)
     elsewhere = tmp_path / "elsewhere"
@@ -151,3 +172,24 @@ def test_recently_modified_folders_are_not_trusted(tmp_path: Path, listed: list[
     listed.clear()
     run(tmp_path)
     assert str(tmp_path / "g") in listed
+
+
+def test_a_skill_folder_emptied_is_listed_again_next_time(
+    tmp_path: Path, listed: list[str], stats_by: str
+) -> None:
+    """A cached skill folder whose SKILL.md went is scanned afresh, and its parent's
+    cached listing is dropped so the next scan lists the parent too."""
+    build(tmp_path)
+    same_as_fresh(tmp_path)
+    (tmp_path / "g1" / "g1-s2" / "SKILL.md").unlink()
+    write_skill(tmp_path / "g1" / "g1-s2", "inner")
+    for path in (tmp_path / "g1" / "g1-s2", tmp_path / "g1" / "g1-s2" / "inner"):
+        os.utime(path, ns=(OLD, OLD))
+    listed.clear()
+    rows = run(tmp_path)
+    assert ("g1/g1-s2/inner", "inner", (), []) in rows
+    assert rows == run(tmp_path, use_cache=False)
+    assert str(tmp_path / "g1" / "g1-s2") in listed
+    listed.clear()
+    assert run(tmp_path) == rows
+    assert str(tmp_path / "g1") in listed

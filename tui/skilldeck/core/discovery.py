@@ -14,10 +14,19 @@ precedence.
 
 Loading: the cache keeps the folders the scan listed (device, inode, mtime), so a warm scan
 lists only folders that changed; a warm start takes every skill from the metadata cache
-with one stat of the SKILL.md and one of its folder (plus one per resource subfolder); cache
-misses are parsed, listed and validated, split between this process and forked workers
-(from :data:`PARALLEL_MIN` misses; ``SKILLDECK_NO_PARALLEL=1`` disables) that return plain
-records through an unlinked temp file. A worker that fails is replaced by loading here.
+with one stat of the SKILL.md and one of its folder (plus one per resource subfolder). The
+skills of unchanged folders are not even stat'ed by the scan: from :data:`STAT_JOB_MIN` of
+them, a forked process makes those stats while this one reads the cache and rebuilds every
+skill from it, then each is kept only if its stats match (a folder whose SKILL.md went is
+scanned afresh).
+
+Cache misses are parsed, listed and validated, shared between this process and forked
+workers (from :data:`PARALLEL_MIN` misses; ``SKILLDECK_NO_PARALLEL=1`` disables forking):
+every process takes the next chunk from a pipe of tokens when it finishes one, workers
+append each chunk's cache tables, pickled, to an unlinked temp file, and this process
+rebuilds those skills between its own chunks and writes the pickled tables into the cache
+file unchanged. Chunks a failed worker did not deliver are loaded here. Nothing is forked
+while other threads run (the TUI discovers in a thread): then all of it happens here.
 
 Codes (catalog diagnostics):
     SD201 an explicit root does not exist
@@ -38,6 +47,7 @@ import stat
 import tempfile
 import threading
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,8 +59,10 @@ from skilldeck.core.cache import (
     MetadataCache,
     Record,
     ResourceRow,
+    Segment,
     diagnostics_from_rows,
     diagnostics_to_rows,
+    pack_segment,
     skill_from_record,
     skill_to_record,
 )
@@ -92,6 +104,8 @@ class _Found:
     entries: list[os.DirEntry[str]] | None
     md_stat: os.stat_result | None = None
     md_name: str = SKILL_FILE
+    deferred: bool = False  # from an unchanged folder: not stat'ed yet, maybe not a skill
+    folder_mtime: int | None = None  # from _stat_found (-1: stat failed; None: not taken)
 
 
 def default_roots(settings: Settings, cwd: Path | None = None) -> list[Root]:
@@ -148,7 +162,10 @@ other subfolders)``; skill children are the ones whose ``SKILL.md`` was a regula
 
 
 def _scan_root(
-    root: str, diags: list[Diagnostic], tree: dict[str, TreeNode] | None = None
+    root: str,
+    diags: list[Diagnostic],
+    tree: dict[str, TreeNode] | None = None,
+    defer: bool = False,
 ) -> tuple[list[_Found], dict[str, TreeNode]]:
     """Every skill folder under ``root``, real folders before symlinked aliases.
 
@@ -157,7 +174,8 @@ def _scan_root(
     the same entries, so it is not listed again; its skill children are still checked
     with one ``lstat`` of their SKILL.md. Only folders without symlinks among their
     entries and whose listing gave no diagnostic are kept (symlinks and diagnostics are
-    always worked out afresh).
+    always worked out afresh). With ``defer``, those skill children are not even
+    ``lstat``-ed: they come back with ``deferred`` set, for :func:`_stat_found` to check.
 
     Returns:
         The skills found (sorted by folder) and the tree of this scan.
@@ -204,6 +222,20 @@ def _scan_root(
                         continue
                     visited.add(child_real)
                     md_path = prefix + name + sep + SKILL_FILE
+                    if defer:
+                        found.append(
+                            _Found(
+                                prefix + name,
+                                child_real + sep + SKILL_FILE,
+                                None,
+                                md_path,
+                                None,
+                                None,
+                                SKILL_FILE,
+                                True,
+                            )
+                        )
+                        continue
                     try:
                         md_stat: os.stat_result | None = lstat(md_path)
                     except OSError:
@@ -419,22 +451,33 @@ def _discover(
                     Diagnostic("SD201", Severity.WARNING, "root folder does not exist", root.path)
                 )
             continue
-        cache = MetadataCache.load(root_dir, validator=validator_key) if use_cache else None
+        cache = MetadataCache.open(root_dir, validator=validator_key) if use_cache else None
+        tree: dict[str, TreeNode] = {}
         if single is not None:
             found = single
         else:
-            found, tree = _scan_root(
-                root_dir, catalog.diagnostics, cache.tree if cache is not None else None
-            )
+            old_tree = cache.tree if cache is not None else None
+            found, tree = _scan_root(root_dir, catalog.diagnostics, old_tree, defer=bool(old_tree))
+        # the stats of skills in unchanged folders are made meanwhile, by a forked process
+        # started while this one's heap is small (fewer pages to copy on write)
+        job = _StatJob.start(found) if cache is not None and cache.tree else None
+        try:
             if cache is not None:
+                cache.finish()
+            root_path = Path(root_dir)
+            paths = _Paths(root_dir, root_path)
+            found, skills = _load_found(
+                found, tree, paths, root.source, cache, validate, tick, catalog, job
+            )
+        finally:
+            if job is not None:
+                job.close()
+        if cache is not None:
+            if single is None:
                 cache.put_tree(tree)
+            cache.save()
         if not found:
             continue
-        root_path = Path(root_dir)
-        paths = _Paths(root_dir, root_path)
-        skills = _load_root(found, paths, root.source, cache, validate, tick)
-        if cache is not None:
-            cache.save()
         for registry_path in root_registry_paths(root_path):
             registry = Registry.load(registry_path)
             catalog.diagnostics.extend(registry.diagnostics)
@@ -540,62 +583,36 @@ def _warm_pass(
     cache: MetadataCache,
     validate: _Validate | None,
     loaded: list[Skill | None],
-) -> list[int]:
-    """Fill ``loaded`` with the skills fresh cache entries serve; returns the other indexes.
+    job: _StatJob | None = None,
+) -> tuple[list[int], list[int]]:
+    """Fill ``loaded`` with the skills fresh cache entries serve.
 
-    The hot loop of a warm start (one stat of the SKILL.md, already made by the scan, and
-    one of its folder per skill), so it reads the cache's tables directly and builds each
-    skill with one positional call.
+    The hot loop of a warm start, in two passes: build a skill from every cache entry
+    recorded at its path (reading the cache's tables directly, one positional call each),
+    then check each against the stats of its SKILL.md and folder (:func:`_stat_found`,
+    made meanwhile by ``job`` when there is one) and keep only the fresh ones.
+
+    Returns:
+        The indexes to load afresh, and those of deferred items that are not skills.
     """
-    misses: list[int] = []
     entries, seen = cache.entries, cache.seen
+    if not entries and not any(item.deferred for item in found):
+        return list(range(len(found))), []  # nothing cached: a cold start
     validated, seen_validated = cache.validated, cache.seen_validated
     resources, seen_resources = cache.resources, cache.seen_resources
     folders, folder_path, root_path = paths.folders, paths.folder, paths.root_path
     prefix, cut = paths.prefix, len(paths.prefix)
-    stat, racy, sep, child = os.stat, RACY_NS, os.sep, _child
+    sep, child = os.sep, _child
     slash = sep == "/"
     from_rows = diagnostics_from_rows
+    built: list[tuple[Skill, Record, ResourceRow | None, tuple[DiagRow, ...] | None] | None]
+    built = [None] * len(found)
     for i, item in enumerate(found):
-        st = item.md_stat
-        if st is None:
-            if item.md_entry is None:
-                misses.append(i)
-                continue
-            try:
-                st = item.md_entry.stat()
-            except OSError:
-                misses.append(i)
-                continue
         real = item.real_md
         record = entries.get(real)
-        if (
-            record is None
-            or record[1] != st.st_mtime_ns
-            or record[2] != st.st_size
-            or record[0] != item.md_path
-            or record[1] >= record[22] - racy
-        ):
-            misses.append(i)
+        if record is None or record[0] != item.md_path:
             continue
-        seen[real] = record
         folder = item.folder
-        try:
-            folder_mtime = stat(folder).st_mtime_ns
-        except OSError:
-            folder_mtime = -1
-        row = resources.get(real)
-        if (
-            type(row) is tuple
-            and len(row) == 4
-            and row[0] == folder_mtime
-            and not row[1]
-            and folder_mtime >= 0
-        ):
-            seen_resources[real] = row
-            listing, truncated = row[2], row[3]
-        else:
-            listing, truncated = _listing(item, cache, folder_mtime)
         parent, _, name = folder.rpartition(sep)
         parent_path = folders.get(parent)
         if parent_path is not None and name:
@@ -611,17 +628,149 @@ def _warm_pass(
         if rows is None:
             diagnostics = None
         else:
-            seen_validated[real] = rows
             diagnostics = from_rows(rows, md_path, item.md_path) if rows else []
+        row = resources.get(real)
+        if type(row) is tuple and len(row) == 4:
+            listing = (row[2], row[3])
+        else:
+            row, listing = None, ((), False)
         skill = skill_from_record(
-            record, md_path, base_dir, source, root_path, rel_id, diagnostics, (listing, truncated)
+            record, md_path, base_dir, source, root_path, rel_id, diagnostics, listing
         )
-        if rows is None and validate is not None and _run_validation(skill, validate):
+        built[i] = (skill, record, row, rows)
+    stats = job.result(len(found)) if job is not None else None
+    if stats is None:
+        stats = _stat_found(found)
+    misses: list[int] = []
+    gone: list[int] = []
+    racy, is_reg = RACY_NS, stat.S_ISREG
+    for i, item in enumerate(found):
+        j = 4 * i
+        mode = stats[j]
+        if item.deferred and not is_reg(mode):
+            gone.append(i)
+            continue
+        folder_mtime = item.folder_mtime = stats[j + 3]
+        got = built[i]
+        if got is None or mode == 0:
+            misses.append(i)
+            continue
+        skill, record, row, rows = got
+        if record[1] != stats[j + 1] or record[2] != stats[j + 2] or record[1] >= record[21] - racy:
+            misses.append(i)
+            continue
+        real = item.real_md
+        seen[real] = record
+        if row is not None and row[0] == folder_mtime and not row[1] and folder_mtime >= 0:
+            seen_resources[real] = row
+        else:
+            skill.resources, skill.resources_truncated = _listing(item, cache, folder_mtime)
+        if rows is not None:
+            seen_validated[real] = rows
+        elif validate is not None and _run_validation(skill, validate):
             cache.put_validated(real, skill.diagnostics)
         loaded[i] = skill
-    cache.hits += len(found) - len(misses)
+    cache.hits += len(found) - len(misses) - len(gone)
     cache.misses += len(misses)
-    return misses
+    return misses, gone
+
+
+def _stat_found(found: list[_Found]) -> array[int]:
+    """``(mode, mtime_ns, size, folder mtime_ns)`` per item, flat: ``lstat`` of the SKILL.md
+    (``stat`` when it was listed as a symlink), ``stat`` of its folder. Mode 0: no stat
+    (a SKILL.md given as a root, or it failed); folder mtime -1: that stat failed."""
+    out = array("q")
+    add = out.extend
+    lstat, stat_ = os.lstat, os.stat
+    for item in found:
+        if item.deferred or item.md_stat is not None:
+            call = lstat
+        elif item.md_entry is not None:
+            call = stat_
+        else:
+            add((0, 0, 0, -1))
+            continue
+        try:
+            st = call(item.md_path)
+        except OSError:
+            add((0, 0, 0, -1))
+            continue
+        try:
+            folder_mtime = stat_(item.folder).st_mtime_ns
+        except OSError:
+            folder_mtime = -1
+        add((st.st_mode, st.st_mtime_ns, st.st_size, folder_mtime))
+    return out
+
+
+STAT_JOB_MIN = 2000
+"""From this many skills in a warm root, their stats are made by a forked process while
+this one rebuilds the skills from the cache (the two take about as long)."""
+
+
+class _StatJob:
+    """A forked process making :func:`_stat_found` of a list, sending it through a pipe."""
+
+    __slots__ = ("pid", "reader")
+
+    def __init__(self, pid: int, reader: int) -> None:
+        self.pid = pid
+        self.reader = reader
+
+    @classmethod
+    def start(cls, found: list[_Found]) -> _StatJob | None:
+        """Fork the job, or None when it is not worth it or forking is not safe here."""
+        if len(found) < STAT_JOB_MIN or not _can_fork():
+            return None
+        if sum(item.deferred for item in found) < STAT_JOB_MIN:
+            return None
+        try:
+            reader, writer = os.pipe()
+        except OSError:
+            return None
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(reader)
+            os.close(writer)
+            return None
+        if pid:
+            os.close(writer)
+            return cls(pid, reader)
+        code = 1
+        try:  # the child: never returns, never runs the parent's exit handlers
+            os.close(reader)
+            view = memoryview(_stat_found(found).tobytes())
+            while view:
+                view = view[os.write(writer, view) :]
+            code = 0
+        finally:
+            os._exit(code)
+
+    def result(self, count: int) -> array[int] | None:
+        """The stats (None when the job failed: make them here instead)."""
+        chunks: list[bytes] = []
+        try:
+            while chunk := os.read(self.reader, 1 << 20):
+                chunks.append(chunk)
+            _pid, status = os.waitpid(self.pid, 0)
+        except (OSError, ChildProcessError):
+            return None
+        self.pid = 0
+        out = array("q")
+        data = b"".join(chunks)
+        if os.waitstatus_to_exitcode(status) != 0 or len(data) != 4 * count * out.itemsize:
+            return None
+        out.frombytes(data)
+        return out
+
+    def close(self) -> None:
+        """Release the pipe; stop and reap the process if its result was not taken."""
+        with contextlib.suppress(OSError):
+            os.close(self.reader)
+        if self.pid:
+            _reap(self.pid)
+            self.pid = 0
 
 
 def _rebuild(
@@ -684,6 +833,8 @@ def _fresh_resources(item: _Found, mtime: int | None = None) -> ResourceRow:
     within :data:`RACY_NS` (mtime granularity: a change in the same tick would go unseen).
     """
     if mtime is None:
+        mtime = item.folder_mtime
+    if mtime is None:
         try:
             mtime = os.stat(item.folder).st_mtime_ns
         except OSError:
@@ -734,7 +885,7 @@ def _load_batch(
 def _reusable(cache: MetadataCache, item: _Found) -> Record | None:
     """The cache entry of ``item`` whatever its stamps, if its frontmatter hash may match."""
     old = cache.stale(item.real_md, item.md_path)
-    if old is not None and not any(row[0] in _BYTE_CODES for row in old[21]):
+    if old is not None and not any(row[0] in _BYTE_CODES for row in old[20]):
         return old
     return None
 
@@ -772,7 +923,7 @@ def _load_miss(
     base_dir = paths.folder(item.folder)
     md_obj = (
         _child(base_dir, item.md_name)
-        if item.md_entry is not None or item.md_stat is not None
+        if item.md_entry is not None or item.md_stat is not None or item.deferred
         else None
     )
     if head is None:
@@ -827,6 +978,65 @@ def _keep(cache: MetadataCache, item: _Found, loaded: _Loaded) -> None:
         cache.put_resources(real, res[0], (res[2], res[3]), res[1])
 
 
+def _segment(part: list[_Found], loaded: list[_Loaded], ship: bool) -> Segment:
+    """The cache tables of a chunk of loaded skills. To ``ship`` it to the main process,
+    ``extra`` also holds, by position, what the tables cannot give back: skills not
+    cached (unreadable file, listing too recent to trust) and real paths met twice."""
+    entries: dict[str, Record] = {}
+    validated: dict[str, tuple[DiagRow, ...]] = {}
+    resources: dict[str, ResourceRow] = {}
+    extra: dict[int, tuple[Record, tuple[DiagRow, ...] | None, ResourceRow, bool]] = {}
+    reals = [item.real_md for item in part]
+    twice = {r for r in reals if reals.count(r) > 1} if len(set(reals)) < len(reals) else ()
+    for i, (item, real, result) in enumerate(zip(part, reals, loaded, strict=True)):
+        record, rows, res = result.record, result.rows, result.resources
+        if record is not None:
+            entries[real] = record
+            if rows is not None:
+                validated[real] = rows
+            else:
+                validated.pop(real, None)
+            if res[0] >= 0:
+                resources[real] = res
+        if ship and (record is None or res[0] < 0 or real in twice):
+            if record is None:  # unreadable file: enough to rebuild its skill
+                record = skill_to_record(result.skill, 0, item.md_path)
+                if record is None:
+                    raise ValueError(f"cannot ship {item.md_path}")
+                extra[i] = (record, rows, res, False)
+            else:
+                extra[i] = (record, rows, res, True)
+    return {"entries": entries, "validated": validated, "resources": resources, "extra": extra}
+
+
+def _load_found(
+    found: list[_Found],
+    tree: dict[str, TreeNode],
+    paths: _Paths,
+    source: Source,
+    cache: MetadataCache | None,
+    validate: _Validate | None,
+    tick: Callable[[int], None],
+    catalog: Catalog,
+    job: _StatJob | None = None,
+) -> tuple[list[_Found], list[Skill]]:
+    """Skills for ``found`` (in order). A deferred skill folder that turns out to hold no
+    SKILL.md any more is scanned afresh (its parent's tree node is dropped so the next scan
+    lists it too), and what that finds is loaded and merged in path order."""
+    found, skills, gone = _load_root(found, paths, source, cache, validate, tick, job)
+    if not gone:
+        return found, skills
+    more: list[_Found] = []
+    for folder in gone:
+        tree.pop(os.path.dirname(folder), None)
+        more.extend(_scan_root(folder, catalog.diagnostics)[0])
+    if not more:
+        return found, skills
+    more, extra, _gone = _load_root(more, paths, source, cache, validate, tick, None)
+    pairs = sorted(zip(found + more, skills + extra, strict=True), key=lambda p: p[0].folder)
+    return [item for item, _skill in pairs], [skill for _item, skill in pairs]
+
+
 def _load_root(
     found: list[_Found],
     paths: _Paths,
@@ -834,24 +1044,42 @@ def _load_root(
     cache: MetadataCache | None,
     validate: _Validate | None,
     tick: Callable[[int], None],
-) -> list[Skill]:
-    """Skills for every found SKILL.md: cached, else loaded (in parallel when worth it)."""
+    job: _StatJob | None = None,
+) -> tuple[list[_Found], list[Skill], list[str]]:
+    """Skills for every found SKILL.md: cached, else loaded (in parallel when worth it).
+
+    Returns:
+        The items that are skills, their skills, and the folders of deferred items that
+        are not skills after all.
+    """
     loaded: list[Skill | None] = [None] * len(found)
+    gone: list[int] = []
     if cache is not None:
-        misses = _warm_pass(found, paths, source, cache, validate, loaded)
+        misses, gone = _warm_pass(found, paths, source, cache, validate, loaded, job)
     else:
         misses = list(range(len(found)))
     items = [found[i] for i in misses]
-    for i, item, result in zip(
-        misses, items, _load_misses(items, paths, source, cache, validate), strict=True
-    ):
+    position = 0
+    for chunk in _load_misses(items, paths, source, cache, validate):
         if cache is not None:
-            _keep(cache, item, result)
-        loaded[i] = result.skill
+            if chunk.blob is not None and chunk.segment is not None:
+                cache.add_segment(chunk.segment, chunk.blob)
+            else:
+                for item, result in zip(
+                    items[position : position + len(chunk.loaded)], chunk.loaded, strict=True
+                ):
+                    _keep(cache, item, result)
+        for result in chunk.loaded:
+            loaded[misses[position]] = result.skill
+            position += 1
+    gone_folders = [found[i].folder for i in gone]
+    if gone:
+        dropped = set(gone)
+        found = [item for i, item in enumerate(found) if i not in dropped]
     skills = [done for done in loaded if done is not None]
     assert len(skills) == len(found)
     tick(len(skills))
-    return skills
+    return found, skills, gone_folders
 
 
 PARALLEL_MIN = 600
@@ -860,8 +1088,15 @@ PARALLEL_MIN = 600
 MAX_WORKERS = 8
 """Upper bound on processes (the main one included) loading cache misses."""
 
-_OWN_SHARE = 0.75
-"""The main process's share of misses relative to a worker's (it also rebuilds theirs)."""
+_CHUNK = 64
+"""Misses are handed out in chunks of about this many: each process takes the next chunk
+when it is done with one, so a slow or busy process simply takes fewer."""
+
+_MAX_CHUNKS = 2000
+"""At most this many chunks: their 2-byte tokens must fit one atomic pipe write."""
+
+_FRAME = 10
+"""A worker's result frame: chunk number (2 bytes), length (8 bytes), pickled segment."""
 
 
 def _usable_cpus() -> int:
@@ -871,15 +1106,100 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _parallel_ok(count: int) -> bool:
-    if count < PARALLEL_MIN or os.environ.get("SKILLDECK_NO_PARALLEL"):
+def _can_fork() -> bool:
+    """Forked helpers may run: a spare CPU, no other thread, not disabled."""
+    if os.environ.get("SKILLDECK_NO_PARALLEL"):
         return False
     if _usable_cpus() < 2 or threading.active_count() != 1:
         return False  # forking a threaded process is unsafe
-    return hasattr(os, "fork") and hasattr(os, "waitpid")
+    return hasattr(os, "fork") and hasattr(os, "waitpid") and hasattr(os, "pread")
 
 
-_Shipped = tuple[Record, "tuple[DiagRow, ...] | None", ResourceRow]
+def _parallel_ok(count: int) -> bool:
+    return count >= PARALLEL_MIN and _can_fork()
+
+
+class _Chunk:
+    """Skills loaded together; ``segment`` and ``blob`` (its pickle) go to the cache as they
+    are (None: store the skills one by one)."""
+
+    __slots__ = ("blob", "loaded", "segment")
+
+    def __init__(
+        self, loaded: list[_Loaded], segment: Segment | None = None, blob: bytes | None = None
+    ) -> None:
+        self.loaded = loaded
+        self.segment = segment
+        self.blob = blob
+
+
+def _chunks(count: int, procs: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` slices of ``count`` items: small enough to balance ``procs``."""
+    size = max(1, min(_CHUNK, -(-count // (procs * 4))), -(-count // _MAX_CHUNKS))
+    return [(start, min(start + size, count)) for start in range(0, count, size)]
+
+
+def _token_pipe(count: int) -> int | None:
+    """A pipe's read end holding the tokens ``0..count-1`` (2 bytes each), writer closed.
+
+    Reads of 2 bytes are atomic, so each token (chunk) goes to exactly one reader.
+    """
+    try:
+        reader, writer = os.pipe()
+    except OSError:
+        return None
+    tokens = b"".join(k.to_bytes(2, "big") for k in range(count))
+    try:
+        written = os.write(writer, tokens)  # at most PIPE_BUF bytes: all or nothing
+    except OSError:
+        written = -1
+    finally:
+        os.close(writer)
+    if written != len(tokens):
+        os.close(reader)
+        return None
+    return reader
+
+
+def _next_chunk(reader: int) -> int | None:
+    """The next token from the pipe, or None when all are taken."""
+    try:
+        token = os.read(reader, 2)
+    except OSError:
+        return None
+    return int.from_bytes(token, "big") if len(token) == 2 else None
+
+
+class _Worker:
+    """A forked loader: its pid, and the unlinked temp file it appends result frames to."""
+
+    __slots__ = ("handle", "pid", "read")
+
+    def __init__(self, pid: int, handle: IO[bytes]) -> None:
+        self.pid = pid
+        self.handle = handle
+        self.read = 0  # bytes of complete frames consumed so far
+
+    def frames(self, final: bool) -> list[tuple[int, bytes]]:
+        """The complete frames written since the last call (``final``: the worker exited)."""
+        out: list[tuple[int, bytes]] = []
+        fd = self.handle.fileno()
+        try:
+            size = os.fstat(fd).st_size
+            while size - self.read >= _FRAME:
+                head = os.pread(fd, _FRAME, self.read)
+                length = int.from_bytes(head[2:], "big")
+                if self.read + _FRAME + length > size:
+                    break
+                blob = os.pread(fd, length, self.read + _FRAME)
+                if len(blob) != length:
+                    break
+                out.append((int.from_bytes(head[:2], "big"), blob))
+                self.read += _FRAME + length
+        except OSError:
+            if final:
+                return out
+        return out
 
 
 def _load_misses(
@@ -888,63 +1208,126 @@ def _load_misses(
     source: Source,
     cache: MetadataCache | None,
     validate: _Validate | None,
-) -> list[_Loaded]:
-    """Load ``items``: here, or split between this process and forked ones."""
+) -> list[_Chunk]:
+    """Load ``items`` (in order): here, or shared between this process and forked ones.
+
+    Work is handed out in chunks through a pipe of tokens that every process reads, so
+    the split follows how fast each one actually is (the machine may be busy). Workers
+    append each chunk's pickled rows to a temp file as they go; this process rebuilds
+    those skills between its own chunks. Chunks a failed worker took are loaded here.
+    """
     if not _parallel_ok(len(items)):
-        return _load_batch(items, paths, source, cache, validate)
+        return [_Chunk(_load_batch(items, paths, source, cache, validate))]
     procs = max(2, min(_usable_cpus(), MAX_WORKERS, len(items) // (PARALLEL_MIN // 2)))
-    # this process also rebuilds the workers' skills: it takes a slightly smaller share
-    step = -(-len(items) // procs)
-    own = max(1, int(step * _OWN_SHARE))
-    rest = len(items) - own
-    step = -(-rest // (procs - 1))
-    slices = [(0, own)] + [
-        (start, min(start + step, len(items))) for start in range(own, len(items), step)
-    ]
-    workers: list[tuple[int, IO[bytes], tuple[int, int]]] = []
+    bounds = _chunks(len(items), procs)
+    reader = _token_pipe(len(bounds))
+    if reader is None:
+        return [_Chunk(_load_batch(items, paths, source, cache, validate))]
+    workers: list[_Worker] = []
     running: set[int] = set()
+    done: dict[int, _Chunk] = {}
+
+    def take(frames: list[tuple[int, bytes]]) -> None:
+        for k, blob in frames:
+            chunk = _shipped_chunk(k, blob, bounds, items, paths, source, validate)
+            if chunk is not None and k not in done:
+                done[k] = chunk
+
     try:
-        for bounds in slices[1:]:
-            worker = _fork_worker(items[bounds[0] : bounds[1]], paths, source, cache, validate)
+        for _ in range(procs - 1):
+            worker = _fork_worker(items, bounds, reader, paths, source, cache, validate)
             if worker is None:
                 break
-            workers.append((*worker, bounds))
-            running.add(worker[0])
-        parts: dict[int, list[_Loaded]] = {}
-        forked = {bounds[0] for _pid, _handle, bounds in workers}
-        for start, stop in slices:
-            if start not in forked:
-                parts[start] = _load_batch(items[start:stop], paths, source, cache, validate)
-        for pid, handle, (start, stop) in workers:
-            shipped = _collect(pid, handle, stop - start)
-            running.discard(pid)
-            part = parts[start] = []
-            for j, item in enumerate(items[start:stop]):
-                if shipped is None:
-                    part.append(_load_miss(item, paths, source, cache, validate))
-                    continue
-                record, rows, resources = shipped[j]
-                listing = (resources[2], resources[3])
-                skill = _rebuild(record, item, paths, source, None, validate, listing, rows)
-                if rows is None and validate is not None:
-                    rows = diagnostics_to_rows(skill.diagnostics)
-                part.append(_Loaded(skill, record, rows, resources))
-        return [loaded for start, _stop in slices for loaded in parts[start]]
+            workers.append(worker)
+            running.add(worker.pid)
+        while True:
+            for worker in workers:
+                take(worker.frames(final=False))
+            k = _next_chunk(reader)
+            if k is None:
+                break
+            start, stop = bounds[k]
+            part = items[start:stop]
+            loaded = _load_batch(part, paths, source, cache, validate)
+            if cache is None:
+                done[k] = _Chunk(loaded)
+                continue
+            segment = _segment(part, loaded, ship=False)
+            done[k] = _Chunk(loaded, segment, pack_segment(segment))
+        for worker in workers:
+            with contextlib.suppress(OSError, ChildProcessError):
+                os.waitpid(worker.pid, 0)
+            running.discard(worker.pid)
+            take(worker.frames(final=True))
+        for k, (start, stop) in enumerate(bounds):
+            if k not in done:  # taken by a worker that failed
+                done[k] = _Chunk(_load_batch(items[start:stop], paths, source, cache, validate))
+        return [done[k] for k in range(len(bounds))]
     finally:
-        for pid, handle, _bounds in workers:
-            if pid in running:
-                _reap(pid)
-            handle.close()
+        os.close(reader)
+        for worker in workers:
+            if worker.pid in running:
+                _reap(worker.pid)
+            worker.handle.close()
+
+
+def _shipped_chunk(
+    k: int,
+    blob: bytes,
+    bounds: list[tuple[int, int]],
+    items: list[_Found],
+    paths: _Paths,
+    source: Source,
+    validate: _Validate | None,
+) -> _Chunk | None:
+    """A worker's chunk rebuilt here; None when its frame does not hold what it should."""
+    if not 0 <= k < len(bounds):
+        return None
+    start, stop = bounds[k]
+    try:
+        segment = pickle.loads(blob)
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(segment, dict) or not all(
+        isinstance(segment.get(key), dict) for key in ("entries", "validated", "resources", "extra")
+    ):
+        return None
+    entries, validated, resources = segment["entries"], segment["validated"], segment["resources"]
+    extra = segment["extra"]
+    loaded = []
+    for i, item in enumerate(items[start:stop]):
+        real = item.real_md
+        shipped = extra.get(i)
+        if shipped is not None:
+            record, rows, res, cacheable = shipped
+        else:
+            record, rows, res, cacheable = (
+                entries.get(real),
+                validated.get(real),
+                resources.get(real),
+                True,
+            )
+        if type(record) is not tuple or type(res) is not tuple or record[0] != item.md_path:
+            return None
+        skill = _rebuild(record, item, paths, source, None, validate, (res[2], res[3]), rows)
+        if rows is None and validate is not None:
+            rows = diagnostics_to_rows(skill.diagnostics)
+        loaded.append(_Loaded(skill, record if cacheable else None, rows, res))
+    return _Chunk(loaded, segment, blob)
 
 
 def _fork_worker(
     items: list[_Found],
+    bounds: list[tuple[int, int]],
+    reader: int,
     paths: _Paths,
     source: Source,
     cache: MetadataCache | None,
     validate: _Validate | None,
-) -> tuple[int, IO[bytes]] | None:
-    """Fork a process loading ``items``; it writes its results to an unlinked temp file."""
+) -> _Worker | None:
+    """Fork a process loading the chunks it takes from ``reader``; after each one it
+    appends a frame (chunk number, length, pickled :func:`_segment`) to an unlinked temp
+    file."""
     try:
         handle = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _load_misses
     except OSError:
@@ -955,42 +1338,21 @@ def _fork_worker(
         handle.close()
         return None
     if pid:
-        return pid, handle
+        return _Worker(pid, handle)
     code = 1
     try:  # the child: never returns, never runs the parent's exit handlers
-        shipped: list[_Shipped] = []
-        for item, result in zip(
-            items, _load_batch(items, paths, source, cache, validate), strict=True
-        ):
-            record = result.record
-            if record is None:  # unreadable file: ship enough to rebuild its skill
-                record = skill_to_record(result.skill, 0, item.md_path)
-            shipped.append((record, result.rows, result.resources))
-        view = memoryview(pickle.dumps(shipped, protocol=pickle.HIGHEST_PROTOCOL))
         fd = handle.fileno()
-        while view:
-            view = view[os.write(fd, view) :]
+        while (k := _next_chunk(reader)) is not None:
+            start, stop = bounds[k]
+            part = items[start:stop]
+            loaded = _load_batch(part, paths, source, cache, validate)
+            blob = pack_segment(_segment(part, loaded, ship=True))
+            view = memoryview(k.to_bytes(2, "big") + len(blob).to_bytes(8, "big") + blob)
+            while view:
+                view = view[os.write(fd, view) :]
         code = 0
     finally:
         os._exit(code)
-
-
-def _collect(pid: int, handle: IO[bytes], count: int) -> list[_Shipped] | None:
-    """Wait for a worker and read its results; None when it failed (load here instead)."""
-    try:
-        _pid, status = os.waitpid(pid, 0)
-    except (OSError, ChildProcessError):
-        return None
-    try:
-        if os.waitstatus_to_exitcode(status) != 0:
-            return None
-        handle.seek(0)
-        shipped = pickle.loads(handle.read())
-    except (OSError, ChildProcessError, pickle.UnpicklingError, EOFError, ValueError):
-        return None
-    if not isinstance(shipped, list) or len(shipped) != count:
-        return None
-    return shipped
 
 
 def _reap(pid: int) -> None:

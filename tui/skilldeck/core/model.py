@@ -6,6 +6,9 @@ Everything here is plain data. Parsing lives in :mod:`skilldeck.core.parse`, dis
 
 from __future__ import annotations
 
+import datetime
+import io
+import pickle
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -164,6 +167,8 @@ class Skill:
             itself a skill); the id used by eval files.
         frontmatter: The parsed YAML mapping ({} when unparseable).
         field_lines: 1-based line of each top-level frontmatter key in the file.
+            Both may be given as the same :func:`pack_fields` bytes (a skill from the
+            metadata cache): they are unpacked on first read of either.
         body_line: 1-based line where the body starts.
         body_offset: Byte offset where the body starts in the raw file.
         version, tags, author: From top level or under ``metadata``.
@@ -302,6 +307,88 @@ class Skill:
             }
         )
         return data
+
+
+_PICKLE_TYPES = {
+    ("datetime", "date"): datetime.date,
+    ("datetime", "datetime"): datetime.datetime,
+    ("datetime", "time"): datetime.time,
+    ("datetime", "timedelta"): datetime.timedelta,
+    ("datetime", "timezone"): datetime.timezone,
+}
+
+
+class SafeUnpickler(pickle.Unpickler):
+    """Unpickles builtin data and ``datetime`` values (YAML timestamps) only: a foreign
+    pickle cannot run code."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        """Refuse every class but the ``datetime`` ones."""
+        try:
+            return _PICKLE_TYPES[(module, name)]
+        except KeyError:
+            raise pickle.UnpicklingError(f"forbidden class {module}.{name}") from None
+
+
+def pack_fields(frontmatter: dict[str, Any], field_lines: dict[str, int]) -> bytes | None:
+    """``(frontmatter, field_lines)`` pickled for :class:`Skill`; None when they cannot
+    be (nested too deep)."""
+    try:
+        return pickle.dumps((frontmatter, field_lines), pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, RecursionError, TypeError, ValueError):
+        return None
+
+
+def unpack_fields(blob: bytes) -> tuple[dict[str, Any], dict[str, int]]:
+    """Inverse of :func:`pack_fields`; ``({}, {})`` for a blob that does not decode."""
+    try:
+        value = SafeUnpickler(io.BytesIO(blob)).load()
+    except Exception:  # a foreign or damaged blob: nothing to show rather than a crash
+        return {}, {}
+    if (
+        type(value) is tuple
+        and len(value) == 2
+        and isinstance(value[0], dict)
+        and isinstance(value[1], dict)
+    ):
+        return value[0], value[1]
+    return {}, {}
+
+
+_FRONTMATTER_SLOT: Any = Skill.__dict__["frontmatter"]
+_LINES_SLOT: Any = Skill.__dict__["field_lines"]
+
+
+def _unpacked(skill: Skill, slot: Any) -> Any:
+    value = slot.__get__(skill, Skill)
+    if type(value) is not bytes:
+        return value
+    frontmatter, lines = unpack_fields(value)
+    for each, unpacked in ((_FRONTMATTER_SLOT, frontmatter), (_LINES_SLOT, lines)):
+        if each.__get__(skill, Skill) is value:  # not replaced since
+            each.__set__(skill, unpacked)
+    return slot.__get__(skill, Skill)
+
+
+def packed_fields(skill: Skill) -> bytes | None:
+    """The :func:`pack_fields` blob ``skill`` was built with, while neither field has been
+    read or replaced."""
+    value = _FRONTMATTER_SLOT.__get__(skill, Skill)
+    if type(value) is bytes and _LINES_SLOT.__get__(skill, Skill) is value:
+        return value
+    return None
+
+
+def _lazy(slot: Any) -> property:
+    def get(skill: Skill) -> Any:
+        return _unpacked(skill, slot)
+
+    return property(get, slot.__set__, doc=slot.__doc__)  # setting costs no Python call
+
+
+# The slots keep storing the values; these properties unpack on first read.
+setattr(Skill, "frontmatter", _lazy(_FRONTMATTER_SLOT))  # noqa: B010
+setattr(Skill, "field_lines", _lazy(_LINES_SLOT))  # noqa: B010
 
 
 def _jsonable(value: Any) -> Any:

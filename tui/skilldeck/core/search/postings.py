@@ -10,12 +10,14 @@ term frequencies and document-length norms and doing the BM25 arithmetic. Here e
   ``sum_f weight_f * idf_f(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len_f(d) / avgdl_f))``,
   in float32 (precision about 1e-7 relative, far below what changes a ranking);
 
-so a query term costs one gather and one scattered add. The exact per-field figures are
-kept too: per field, the term frequencies of the pairs holding that field (``tfs[f]``, in
-pair order, one byte each) and the document lengths, so that per-field BM25 equal to
-``rank_bm25.BM25Okapi`` (1e-9 relative, tested) is available for ``--explain`` and the
-tests, and ``contrib`` can be recomputed after a live update (the idf and the average
-length of every field change with the document count).
+so a query term costs one gather and one scattered add. A second weighting of the fields
+(``alt_weights``, ``alt_contrib``; the index uses it with embeddings on) can be kept
+alongside, computed and updated the same way; it exists only while set. The exact
+per-field figures are kept too: per field, the term frequencies of the pairs holding that
+field (``tfs[f]``, in pair order, one byte each) and the document lengths, so that
+per-field BM25 equal to ``rank_bm25.BM25Okapi`` (1e-9 relative, tested) is available for
+``--explain`` and the tests, and ``contrib`` can be recomputed after a live update (the idf
+and the average length of every field change with the document count).
 """
 
 from __future__ import annotations
@@ -107,7 +109,12 @@ class FieldPostings:
         doc_len: Per field, every document's token count (shape ``fields x documents``).
         vocab_size: Number of term ids.
         weights: Per field, the weight of its BM25 score in ``contrib``.
+        alt_weights: Optionally a second weighting, for ``alt_contrib`` (see
+            :meth:`set_alt_weights`).
     """
+
+    contrib: NDArray[np.float32]
+    """Per pair, its weighted BM25 summed over the fields (``weights``)."""
 
     def __init__(
         self,
@@ -115,9 +122,14 @@ class FieldPostings:
         doc_len: NDArray[np.int32],
         vocab_size: int,
         weights: Sequence[float],
+        alt_weights: Sequence[float] | None = None,
     ) -> None:
         self.n_fields = len(fields)
         self.weights = np.asarray(weights, dtype=np.float64)
+        self.alt_weights: NDArray[np.float64] | None = (
+            None if alt_weights is None else np.asarray(alt_weights, dtype=np.float64)
+        )
+        self.alt_contrib: NDArray[np.float32] | None = None
         self._assemble(fields, doc_len, vocab_size)
         self._recompute()
 
@@ -156,25 +168,54 @@ class FieldPostings:
         self.avgdl = np.zeros(self.n_fields, dtype=np.float64)
         self.avg_idf = np.zeros(self.n_fields, dtype=np.float64)
         term_idf = np.zeros(self.vocab_size, dtype=np.float64)
-        contrib = np.zeros(len(self.docs), dtype=np.float64)
-        terms = self.pair_terms() if len(self.docs) else np.zeros(0, dtype=np.int32)
         for f in range(self.n_fields):
             _, rank_idf, self.avg_idf[f] = idf_table(self.df[f], n)
             np.maximum(term_idf, np.where(self.df[f] > 0, rank_idf, 0.0), out=term_idf)
             total = int(self.doc_len[f].sum())
             self.avgdl[f] = total / n if n else 0.0
+        self.term_idf: NDArray[np.float64] = term_idf
+        if self.alt_weights is None:
+            (self.contrib,) = self._contributions([self.weights])
+            self.alt_contrib = None
+        else:
+            self.contrib, self.alt_contrib = self._contributions([self.weights, self.alt_weights])
+
+    def _contributions(
+        self, weight_sets: Sequence[NDArray[np.float64]]
+    ) -> list[NDArray[np.float32]]:
+        """Per weighting, every pair's weighted BM25 summed over the fields (float32)."""
+        totals = [np.zeros(len(self.docs), dtype=np.float64) for _ in weight_sets]
+        terms = self.pair_terms() if len(self.docs) else np.zeros(0, dtype=np.int32)
+        for f in range(self.n_fields):
             if not len(self.tfs[f]):
                 continue
+            _, rank_idf, _ = idf_table(self.df[f], self.n_docs)
             norm = K1 * (1 - B + B * self.doc_len[f] / self.avgdl[f])
             pos = self.field_positions(f)
             for lo in range(0, len(pos), _CHUNK):
                 at = pos[lo : lo + _CHUNK]
                 tf = self.tfs[f][lo : lo + _CHUNK].astype(np.float64)
                 part = tf * (K1 + 1) / (tf + norm[self.docs[at]])
-                part *= self.weights[f] * rank_idf[terms[at]]
-                contrib[at] += part
-        self.term_idf: NDArray[np.float64] = term_idf
-        self.contrib: NDArray[np.float32] = contrib.astype(np.float32)
+                idf = rank_idf[terms[at]]
+                for total, weights in zip(totals, weight_sets, strict=True):
+                    total[at] += part * (weights[f] * idf)
+        return [total.astype(np.float32) for total in totals]
+
+    def set_alt_weights(self, weights: Sequence[float] | None) -> None:
+        """Keep a second weighting of the fields (``alt_contrib``), or drop it with None.
+
+        The array is as large as ``contrib`` (4 bytes a pair), so it is only held while a
+        caller needs it; :meth:`rebuild` keeps it current.
+        """
+        if weights is None:
+            self.alt_weights = None
+            self.alt_contrib = None
+            return
+        vector = np.asarray(weights, dtype=np.float64)
+        if len(vector) != self.n_fields:
+            raise ValueError(f"expected {self.n_fields} field weights, got {len(vector)}")
+        (contrib,) = self._contributions([vector])
+        self.alt_weights, self.alt_contrib = vector, contrib
 
     def idf(
         self, f: int, terms: NDArray[np.int64] | int, *, exact: bool = True
@@ -262,14 +303,22 @@ class FieldPostings:
 
     # ------------------------------------------------------------------ querying
 
-    def add_scores(self, scores: NDArray[np.float64], term: int, weight: float = 1.0) -> int:
-        """Add ``weight`` x the term's weighted BM25 to ``scores``; return its pair count."""
+    def add_scores(
+        self, scores: NDArray[np.float64], term: int, weight: float = 1.0, *, alt: bool = False
+    ) -> int:
+        """Add ``weight`` x the term's weighted BM25 to ``scores``; return its pair count.
+
+        With ``alt`` the second weighting (``alt_contrib``) is used; it must be set.
+        """
         if term >= self.vocab_size:
             return 0
         start, end = int(self.indptr[term]), int(self.indptr[term + 1])
         if start == end:
             return 0
-        contrib = self.contrib[start:end]
+        source = self.alt_contrib if alt else self.contrib
+        if source is None:
+            raise ValueError("no second field weighting is set")
+        contrib = source[start:end]
         scores[self.docs[start:end]] += contrib if weight == 1.0 else contrib * weight
         return end - start
 
@@ -332,6 +381,7 @@ class FieldPostings:
             self.docs,
             self.masks,
             self.contrib,
+            *([] if self.alt_contrib is None else [self.alt_contrib]),
             self.indptr,
             self.df,
             self.doc_len,
