@@ -1376,6 +1376,8 @@ def _resolve_shadows(kept: list[tuple[tuple[int, int, int], Skill]]) -> set[int]
         best = winners.get(skill.name)
         if best is None or key > best[0]:
             winners[skill.name] = (key, skill)
+    if len(winners) == len(kept):
+        return copies  # every name is unique: nothing is shadowed
     for key, skill in kept:
         win_key, winner = winners[skill.name]
         if winner is skill:
