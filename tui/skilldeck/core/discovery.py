@@ -222,37 +222,27 @@ def _scan_root(
                         continue
                     visited.add(child_real)
                     md_path = prefix + name + sep + SKILL_FILE
-                    if defer:
-                        found.append(
-                            _Found(
-                                prefix + name,
-                                child_real + sep + SKILL_FILE,
-                                None,
-                                md_path,
-                                None,
-                                None,
-                                SKILL_FILE,
-                                True,
-                            )
+                    md_stat: os.stat_result | None = None
+                    if not defer:
+                        try:
+                            md_stat = lstat(md_path)
+                        except OSError:
+                            md_stat = None
+                        if md_stat is None or not is_reg(md_stat.st_mode):
+                            pending.append((prefix + name, child_real, depth + 1))
+                            continue
+                    found.append(
+                        _Found(
+                            prefix + name,
+                            child_real + sep + SKILL_FILE,
+                            None,
+                            md_path,
+                            None,
+                            md_stat,
+                            SKILL_FILE,
+                            defer,
                         )
-                        continue
-                    try:
-                        md_stat: os.stat_result | None = lstat(md_path)
-                    except OSError:
-                        md_stat = None
-                    if md_stat is not None and is_reg(md_stat.st_mode):
-                        found.append(
-                            _Found(
-                                prefix + name,
-                                child_real + sep + SKILL_FILE,
-                                None,
-                                md_path,
-                                None,
-                                md_stat,
-                            )
-                        )
-                    else:
-                        pending.append((prefix + name, child_real, depth + 1))
+                    )
                 for name in node[6]:
                     child_real = real_prefix + name
                     if child_real not in visited:
@@ -1180,8 +1170,9 @@ class _Worker:
         self.handle = handle
         self.read = 0  # bytes of complete frames consumed so far
 
-    def frames(self, final: bool) -> list[tuple[int, bytes]]:
-        """The complete frames written since the last call (``final``: the worker exited)."""
+    def frames(self) -> list[tuple[int, bytes]]:
+        """The complete frames written since the last call (a frame's bytes are all there
+        once the file's size covers them: the size grows as the data is copied in)."""
         out: list[tuple[int, bytes]] = []
         fd = self.handle.fileno()
         try:
@@ -1197,8 +1188,7 @@ class _Worker:
                 out.append((int.from_bytes(head[:2], "big"), blob))
                 self.read += _FRAME + length
         except OSError:
-            if final:
-                return out
+            pass  # what was read stays; the chunks not delivered are loaded by the parent
         return out
 
 
@@ -1242,7 +1232,7 @@ def _load_misses(
             running.add(worker.pid)
         while True:
             for worker in workers:
-                take(worker.frames(final=False))
+                take(worker.frames())
             k = _next_chunk(reader)
             if k is None:
                 break
@@ -1258,7 +1248,7 @@ def _load_misses(
             with contextlib.suppress(OSError, ChildProcessError):
                 os.waitpid(worker.pid, 0)
             running.discard(worker.pid)
-            take(worker.frames(final=True))
+            take(worker.frames())
         for k, (start, stop) in enumerate(bounds):
             if k not in done:  # taken by a worker that failed
                 done[k] = _Chunk(_load_batch(items[start:stop], paths, source, cache, validate))
