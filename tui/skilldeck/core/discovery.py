@@ -667,24 +667,27 @@ def _warm_pass(
 
 def _stat_found(found: list[_Found]) -> array[int]:
     """``(mode, mtime_ns, size, folder mtime_ns)`` per item, flat: ``lstat`` of the SKILL.md
-    (``stat`` when it was listed as a symlink), ``stat`` of its folder. Mode 0: no stat
+    (the scan's when it made one; ``stat`` when it was listed as a symlink), ``stat`` of its
+    folder. Mode 0: no stat
     (a SKILL.md given as a root, or it failed); folder mtime -1: that stat failed."""
     out = array("q")
     add = out.extend
     lstat, stat_ = os.lstat, os.stat
     for item in found:
-        if item.deferred or item.md_stat is not None:
-            call = lstat
-        elif item.md_entry is not None:
-            call = stat_
-        else:
-            add((0, 0, 0, -1))
-            continue
-        try:
-            st = call(item.md_path)
-        except OSError:
-            add((0, 0, 0, -1))
-            continue
+        st = item.md_stat  # the scan's lstat, when it made one
+        if st is None:
+            if item.deferred:
+                call = lstat
+            elif item.md_entry is not None:
+                call = stat_
+            else:
+                add((0, 0, 0, -1))
+                continue
+            try:
+                st = call(item.md_path)
+            except OSError:
+                add((0, 0, 0, -1))
+                continue
         try:
             folder_mtime = stat_(item.folder).st_mtime_ns
         except OSError:
@@ -977,7 +980,9 @@ def _segment(part: list[_Found], loaded: list[_Loaded], ship: bool) -> Segment:
     resources: dict[str, ResourceRow] = {}
     extra: dict[int, tuple[Record, tuple[DiagRow, ...] | None, ResourceRow, bool]] = {}
     reals = [item.real_md for item in part]
-    twice = {r for r in reals if reals.count(r) > 1} if len(set(reals)) < len(reals) else ()
+    twice = (
+        {r for r in reals if reals.count(r) > 1} if ship and len(set(reals)) < len(reals) else ()
+    )
     for i, (item, real, result) in enumerate(zip(part, reals, loaded, strict=True)):
         record, rows, res = result.record, result.rows, result.resources
         if record is not None:

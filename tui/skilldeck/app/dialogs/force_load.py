@@ -16,11 +16,11 @@ from textual.widgets import Button, Input, Label, Select, Static, TextArea
 from textual.widgets.text_area import Selection
 from textual.worker import get_current_worker
 
+from skilldeck.app.deck import UsesDeck
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
 
 if TYPE_CHECKING:
-    from skilldeck.app.app import SkilldeckApp
     from skilldeck.core.loader import LoadResult
 
 NEW_SESSION = "__new__"
@@ -45,7 +45,7 @@ class ForceLoadOutcome:
     truncated: bool
 
 
-class ForceLoadDialog(ModalScreen[ForceLoadOutcome | None]):
+class ForceLoadDialog(UsesDeck, ModalScreen[ForceLoadOutcome | None]):
     """Arguments in, exact model text out, then confirm."""
 
     DEFAULT_CSS = """
@@ -109,14 +109,6 @@ class ForceLoadDialog(ModalScreen[ForceLoadOutcome | None]):
         self.skill = skill
         self.result: LoadResult | None = None
         self._plain: str | None = None
-
-    @property
-    def deck(self) -> SkilldeckApp:
-        """The app, typed."""
-        from skilldeck.app.app import SkilldeckApp
-
-        assert isinstance(self.app, SkilldeckApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         sessions = self._session_options()

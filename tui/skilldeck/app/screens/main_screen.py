@@ -25,6 +25,7 @@ from textual.widgets import (
 )
 from textual.worker import get_current_worker
 
+from skilldeck.app.deck import UsesDeck
 from skilldeck.app.state import Hit, Ranked, short_path
 from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
 from skilldeck.app.widgets.explain_view import HINT as EXPLAIN_HINT
@@ -38,7 +39,7 @@ from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
 
 if TYPE_CHECKING:
-    from skilldeck.app.app import SkilldeckApp
+    pass
 
 RESULT_LIMIT = 200
 """Rows shown in the results list; the rest are counted as "+N more"."""
@@ -55,7 +56,7 @@ SEMANTIC_PAUSE = 0.4
 SKILL_ACTIONS = {"toggle_raw", "explain", "force_load", "toggle_enabled"}
 
 
-class MainScreen(Screen[None]):
+class MainScreen(UsesDeck, Screen[None]):
     """Search and browse skills."""
 
     AUTO_FOCUS = "#search"
@@ -142,14 +143,6 @@ class MainScreen(Screen[None]):
         self._pending_line: int | None = None
         self._pin: Skill | None = None
         self.last_ranked: Ranked | None = None
-
-    @property
-    def deck(self) -> SkilldeckApp:
-        """The app, typed."""
-        from skilldeck.app.app import SkilldeckApp
-
-        assert isinstance(self.app, SkilldeckApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")

@@ -15,11 +15,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from skilldeck.app.deck import UsesDeck
 from skilldeck.app.widgets.diagnostics_list import SEVERITY_GLYPH, SEVERITY_STYLE
 from skilldeck.core.model import Diagnostic, Severity, Skill
 
 if TYPE_CHECKING:
-    from skilldeck.app.app import SkilldeckApp
+    pass
 
 ROW_LIMIT = 500
 """Finding rows shown at once; narrow with the filters to see the rest."""
@@ -36,7 +37,7 @@ def rule_names() -> dict[str, str]:
     return {code: rule.name for code, rule in RULES.items()}
 
 
-class ReviewScreen(Screen[None]):
+class ReviewScreen(UsesDeck, Screen[None]):
     """Review lint and validation findings across the whole catalog."""
 
     DEFAULT_CSS = """
@@ -67,14 +68,6 @@ class ReviewScreen(Screen[None]):
         self._findings: list[Finding] = []
         self._rows: list[Finding | None] = []
         self._names = rule_names()
-
-    @property
-    def deck(self) -> SkilldeckApp:
-        """The app, typed."""
-        from skilldeck.app.app import SkilldeckApp
-
-        assert isinstance(self.app, SkilldeckApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")

@@ -15,10 +15,10 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from skilldeck.app.deck import UsesDeck
 from skilldeck.core.errors import SkilldeckError
 
 if TYPE_CHECKING:
-    from skilldeck.app.app import SkilldeckApp
     from skilldeck.core.sessions import AuditEntry, Session
 
 MODES = ("strict", "approval", "permissive")
@@ -81,7 +81,7 @@ def audit_table(entries: list[AuditEntry]) -> Table:
     return table
 
 
-class SessionsScreen(Screen[None]):
+class SessionsScreen(UsesDeck, Screen[None]):
     """The operator's manual override for agent sessions."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -112,14 +112,6 @@ class SessionsScreen(Screen[None]):
         super().__init__()
         self._sessions: list[Session] = []
         self._selected: str | None = None
-
-    @property
-    def deck(self) -> SkilldeckApp:
-        """The app, typed."""
-        from skilldeck.app.app import SkilldeckApp
-
-        assert isinstance(self.app, SkilldeckApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
@@ -252,19 +244,18 @@ class SessionsScreen(Screen[None]):
 
     def action_approve(self) -> None:
         """Approve the typed tool, or the highlighted pending one."""
-        tool = self._tool_choice()
-        if tool is None:
-            self.notify("Type a tool name or highlight a pending request.", severity="warning")
-            return
-        self._change("approve", tool)
+        self._decide("approve")
 
     def action_deny(self) -> None:
         """Deny the typed tool, or the highlighted pending one."""
+        self._decide("deny")
+
+    def _decide(self, verdict: str) -> None:
         tool = self._tool_choice()
         if tool is None:
             self.notify("Type a tool name or highlight a pending request.", severity="warning")
             return
-        self._change("deny", tool)
+        self._change(verdict, tool)
 
     def action_cycle_mode(self) -> None:
         """strict → approval → permissive → strict."""
