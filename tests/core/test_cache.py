@@ -15,10 +15,18 @@ import pytest
 
 import skilldeck.core.discovery as discovery
 from conftest import write_skill
-from skilldeck.core.cache import MAGIC, MetadataCache, clear_all, skill_from_record, skill_to_record
+from skilldeck.core.cache import (
+    MAGIC,
+    MetadataCache,
+    clear_all,
+    code_fingerprint,
+    compose,
+    skill_from_record,
+    skill_to_record,
+)
 from skilldeck.core.config import Settings
 from skilldeck.core.discovery import Root, discover
-from skilldeck.core.model import Skill, Source, packed_fields
+from skilldeck.core.model import Skill, Source, ToolRef, packed_details
 from skilldeck.core.parse import parse_skill_file
 
 
@@ -150,25 +158,47 @@ def test_corrupt_cache_is_discarded_and_rebuilt(
     assert MetadataCache.load(tmp_path).discarded == ""
 
 
-def test_foreign_pickle_is_never_executed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["head", "segment"])
+def test_foreign_pickle_is_never_executed(tmp_path: Path, where: str) -> None:
+    """A file with valid checksums whose pickles would run code is discarded unrun."""
     make_skills(tmp_path, 1)
     run(tmp_path)
     marker = tmp_path / "pwned"
-    import hashlib
 
     class Evil:
         def __reduce__(self) -> tuple[Any, ...]:
             return (os.system, (f"touch {marker}",))
 
-    payload = pickle.dumps({"root": str(tmp_path), "entries": Evil()})
-    digest = hashlib.blake2b(payload, digest_size=16).digest()
-    blob = cache_file(tmp_path).read_bytes()
-    header = blob[: len(MAGIC) + 2]
-    cache_file(tmp_path).write_bytes(header + digest + payload)
+    head: dict[str, Any] = {
+        "root": str(tmp_path),
+        "code": code_fingerprint(),
+        "validator": "",
+        "tree": {},
+        "segments": 1,
+    }
+    segment: dict[str, Any] = {"entries": {}, "validated": {}, "resources": {}}
+    if where == "head":
+        head["tree"] = Evil()
+    else:
+        segment["entries"] = {"x": Evil()}
+    first, rest = pickle.dumps(head), [pickle.dumps(segment)]
+    cache_file(tmp_path).write_bytes(compose(first, rest) + first + rest[0])
     cache = MetadataCache.load(tmp_path)
-    assert "corrupt" in cache.discarded
+    assert cache.discarded == "corrupt (UnpicklingError)"
     assert not marker.exists()
     assert run(tmp_path).names() == ["skill-0"]
+
+
+def test_a_file_with_valid_checksums_is_read(tmp_path: Path) -> None:
+    """The counterpart of the test above: the same composition with plain data loads."""
+    head = {"root": str(tmp_path), "code": code_fingerprint(), "tree": {}, "segments": 1}
+    segment: dict[str, Any] = {"entries": {}, "validated": {}, "resources": {}}
+    first, rest = pickle.dumps(head), [pickle.dumps(segment)]
+    cache_file(tmp_path).parent.mkdir(parents=True, exist_ok=True)
+    cache_file(tmp_path).write_bytes(compose(first, rest) + first + rest[0])
+    assert MetadataCache.load(tmp_path).discarded == ""
+    cache_file(tmp_path).write_bytes(compose(first, rest) + first + rest[0] + b"x")
+    assert MetadataCache.load(tmp_path).discarded == "corrupt (checksum mismatch)"
 
 
 def test_cache_of_another_root_is_not_trusted(tmp_path: Path) -> None:
@@ -200,31 +230,42 @@ def test_record_round_trip_with_yaml_dates(tmp_path: Path) -> None:
     assert skill_to_record(again) == skill_to_record(skill)
 
 
-def test_cached_frontmatter_is_unpacked_on_first_read(tmp_path: Path) -> None:
-    """A skill rebuilt from the cache keeps frontmatter and field lines pickled until read;
-    a value set before that survives the unpacking of the other field."""
-    path = write_skill(tmp_path, "lazy", extra="metadata:\n  tags: [a, b]\n")
+def test_cached_details_are_unpacked_on_first_read(tmp_path: Path) -> None:
+    """A skill rebuilt from the cache keeps its details (frontmatter, tags, tools, …)
+    pickled until one is read; a value set before that survives the unpacking."""
+    extra = (
+        "allowed-tools: Read Bash(git:*)\nmetadata:\n  tags: [a, b]\n  version: '2'\n"
+        "triggers:\n  keywords: [pdf]\n"
+    )
+    path = write_skill(tmp_path, "lazy", extra=extra)
     skill = parse_skill_file(path, root=tmp_path)
+    assert skill.tags == ("a", "b") and skill.triggers.keywords == ("pdf",)
     record = skill_to_record(skill)
     assert record is not None
 
     def rebuilt() -> Skill:
         assert record is not None
-        return skill_from_record(record, skill.path, skill.base_dir, skill.source, tmp_path, ".")
+        return skill_from_record(record, skill.path, skill.base_dir, skill.source, tmp_path, "lazy")
 
     lazy = rebuilt()
-    assert packed_fields(lazy) is not None
+    assert packed_details(lazy) is not None
     assert skill_to_record(lazy) == record  # the blob is reused, not pickled again
     assert lazy.field_lines == skill.field_lines
-    assert packed_fields(lazy) is None
-    assert lazy.frontmatter == skill.frontmatter
+    assert packed_details(lazy) is None
+    for name in ("frontmatter", "tags", "version", "triggers", "tools", "allowed_tools"):
+        assert getattr(lazy, name) == getattr(skill, name), name
+    assert lazy.tools[0] is rebuilt().tools[0]  # frozen tool references are shared
     other = rebuilt()
-    other.frontmatter = {"name": "set"}
-    assert other.field_lines == skill.field_lines
-    assert other.frontmatter == {"name": "set"}
+    other.tags = ("set",)
+    assert packed_details(other) is None  # a set detail: the blob is stale
+    assert other.frontmatter == skill.frontmatter
+    assert other.tags == ("set",)
+    assert skill_to_record(other) != record
     fresh, unpacked = rebuilt(), rebuilt()
-    assert unpacked.frontmatter == skill.frontmatter
-    assert fresh == unpacked  # equality reads through the packing
+    assert unpacked.version == "2"
+    assert fresh == unpacked == skill  # equality reads through the packing
+    assert repr(rebuilt()) == repr(skill)
+    assert isinstance(lazy.tools[0], ToolRef)
 
 
 def test_a_foreign_packed_blob_is_neither_run_nor_fatal(tmp_path: Path) -> None:
@@ -238,12 +279,21 @@ def test_a_foreign_packed_blob_is_neither_run_nor_fatal(tmp_path: Path) -> None:
         def __reduce__(self) -> tuple[Any, ...]:
             return (os.system, (f"touch {marker}",))
 
-    evil = pickle.dumps((Evil(), {}))
-    for blob in (evil, b"not a pickle", pickle.dumps(["wrong", "shape"])):
+    good = pickle.loads(record[6])
+    forgeries = [
+        pickle.dumps((Evil(), *good[1:])),
+        b"not a pickle",
+        pickle.dumps(["wrong", "shape"]),
+        pickle.dumps((*good[:5], "tags not a tuple", *good[6:])),
+        pickle.dumps((*good[:12], (("not", "a", "tool", "row", "at all"),))),
+    ]
+    for blob in forgeries:
         forged = (*record[:6], blob, *record[7:])
         again = skill_from_record(forged, skill.path, skill.base_dir, skill.source, tmp_path, ".")
         assert again.frontmatter == {}
         assert again.field_lines == {}
+        assert again.tags == () and again.tools == ()
+        assert again.name == "odd"
     assert not marker.exists()
 
 

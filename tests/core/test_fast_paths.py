@@ -15,12 +15,13 @@ from hypothesis import strategies as st
 from test_corpus import all_skill_files
 
 import skilldeck.core.discovery as discovery
+import skilldeck.core.model as model
 import skilldeck.core.parse as parse
 from conftest import write_skill
-from skilldeck.core.cache import POSITIONAL, MetadataCache
+from skilldeck.core.cache import MetadataCache, skill_from_record, skill_to_record
 from skilldeck.core.config import Settings
 from skilldeck.core.discovery import Root, discover
-from skilldeck.core.model import Skill, Source
+from skilldeck.core.model import DETAILS, Skill, Source
 
 OLD = 1_000_000_000_000_000_000  # an mtime far in the past: trusted by the cache
 
@@ -224,8 +225,31 @@ def test_anything_else_goes_to_yaml(text: str) -> None:
 # --- discovery ---------------------------------------------------------------------------
 
 
-def test_model_field_order_allows_positional_rebuild() -> None:
-    assert POSITIONAL, [f.name for f in dataclasses.fields(Skill)]
+def test_a_rebuilt_skill_sets_every_field_but_the_packed_details(tmp_path: Path) -> None:
+    """skill_from_record sets fields one by one: a field added to Skill must be set there
+    (or be a packed detail), and reading one detail sets them all."""
+    path = tmp_path / "one" / "SKILL.md"
+    path.parent.mkdir()
+    path.write_text("---\nname: one\ndescription: Does one thing. Use when testing.\n---\n")
+    skill = parse.parse_skill_file(path, root=tmp_path)
+    record = skill_to_record(skill)
+    assert record is not None
+    again = skill_from_record(record, skill.path, skill.base_dir, skill.source, tmp_path, "one")
+    names = [f.name for f in dataclasses.fields(Skill)]
+    unset = [n for n in names if not _slot_is_set(again, n)]
+    assert unset == list(DETAILS)
+    assert again.tags == ()
+    assert [n for n in names if not _slot_is_set(again, n)] == []
+    assert again == skill
+
+
+def _slot_is_set(skill: Skill, name: str) -> bool:
+    slot = model._SLOTS[DETAILS.index(name)] if name in DETAILS else Skill.__dict__[name]
+    try:
+        slot.__get__(skill, Skill)
+    except AttributeError:
+        return False
+    return True
 
 
 @pytest.fixture

@@ -13,14 +13,16 @@ so a warm start stats the SKILL.md, its folder and its resource subfolders and r
 It also keeps the scan's folder tree (``tree``: each listed folder's device, inode, mtime and
 child folders) so unchanged folders are not listed again.
 
-The file is ``MAGIC + version + CRC-32 + pickles`` of plain data: a head (root,
-code fingerprint, validator, tree, segment count), then segments, each either a mapping of
-the three tables (:data:`Segment`; parallel loading pickles one per chunk in the worker
-processes, so saving only joins those bytes). It is written to a temp
-file then ``os.replace``-d (concurrent writers: the last one wins, readers never see a torn
-file). A file with the wrong magic, version or digest, or that fails to unpickle, or whose
-shape is wrong, is discarded and rebuilt; unpickling only accepts builtin data and
-``datetime`` types (YAML timestamps), so a foreign file cannot run code.
+The file is ``MAGIC + version + head length + CRC-32 of the head + CRC-32 of the rest``,
+then pickles of plain data: a head (root, code fingerprint, validator, tree, segment count),
+then segments, each a mapping of the three tables (:data:`Segment`; parallel loading
+pickles one per chunk in the worker processes, so saving only writes those bytes). The head
+is checked before discovery uses its tree; the segments are unpickled as they are read
+(the file is never held whole) and trusted only once the rest's checksum matches. It is
+written to a temp file then ``os.replace``-d (concurrent writers: the last one wins, readers
+never see a torn file). A file with the wrong magic, version or checksum, or that fails to
+unpickle, or whose shape is wrong, is discarded and rebuilt; unpickling only accepts builtin
+data and ``datetime`` types (YAML timestamps), so a foreign file cannot run code.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ import sys
 import tempfile
 import time
 import zlib
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -45,29 +46,69 @@ from skilldeck.core.model import (
     Severity,
     Skill,
     Source,
-    ToolRef,
-    Triggers,
-    pack_fields,
-    packed_fields,
+    pack_details,
 )
 
 MAGIC = b"SKDCACHE"
-VERSION = 8
+VERSION = 9
 RACY_NS = 2_000_000_000
 """Files modified this close to when they were read are re-checked by hash."""
-_RECORD_LEN = 22
+_RECORD_LEN = 11
+R_PATH, R_MTIME, R_SIZE, R_HASH, R_DIAGS, R_CHECKED = 0, 1, 2, 3, 9, 10
+"""Positions in a :data:`Record`."""
 _HEADER = MAGIC + VERSION.to_bytes(2, "big")
 _DIGEST = 4
+_PREFIX = len(_HEADER) + 8 + 2 * _DIGEST
+"""Header, head length, the head's checksum, the rest's checksum."""
 
 Record = tuple[Any, ...]
 """One cache entry: see :func:`skill_to_record`."""
 
 
-def _checksum(payload: bytes | memoryview) -> bytes:
+def _checksum(payload: bytes | memoryview, start: int = 0) -> int:
     """CRC-32 of the payload: catches torn and damaged files (trust comes from unpickling
-    builtin data only); four times faster than the BLAKE2b it replaced (2.4 vs 10.8 ms on
-    6.6 MB)."""
-    return zlib.crc32(payload).to_bytes(_DIGEST, "big")
+    builtin data only); four times faster than the BLAKE2b it once was (2.4 vs 10.8 ms on
+    6.6 MB), and it can be computed as the file is read."""
+    return zlib.crc32(payload, start)
+
+
+def compose(head: bytes, rest: list[bytes]) -> bytes:
+    """The header of a cache file holding the pickles ``head`` then ``rest``."""
+    crc = 0
+    for piece in rest:
+        crc = _checksum(piece, crc)
+    return b"".join(
+        [
+            _HEADER,
+            len(head).to_bytes(8, "big"),
+            _checksum(head).to_bytes(_DIGEST, "big"),
+            crc.to_bytes(_DIGEST, "big"),
+        ]
+    )
+
+
+class _CheckedReader:
+    """What the unpickler reads the segments from: the file, checksummed as it is read."""
+
+    __slots__ = ("crc", "handle")
+
+    def __init__(self, handle: io.RawIOBase) -> None:
+        self.handle = handle
+        self.crc = 0
+
+    def read(self, size: int = -1) -> bytes:
+        """Read and checksum up to ``size`` bytes (all that is left when negative)."""
+        data = self.handle.read(size) if size >= 0 else self.handle.readall()
+        if data is None:  # a non-blocking file: never a cache file
+            raise OSError("no data")
+        self.crc = _checksum(data, self.crc)
+        return data
+
+    def readline(self) -> bytes:
+        """Read and checksum a line (text pickle opcodes)."""
+        data = self.handle.readline()
+        self.crc = _checksum(data, self.crc)
+        return data
 
 
 _SEVERITIES = {s.value: s for s in Severity}
@@ -132,27 +173,21 @@ def diagnostics_from_rows(
     ]
 
 
-def _pack_fields(skill: Skill) -> bytes | None:
-    packed = packed_fields(skill)
-    if packed is not None:
-        return packed
-    return pack_fields(skill.frontmatter, skill.field_lines)
-
-
 def skill_to_record(
     skill: Skill, checked_ns: int = 0, path_text: str | None = None
 ) -> Record | None:
     """The parse-time fields of ``skill`` as a tuple of plain data (None: not cacheable).
 
-    The frontmatter mapping and field lines are kept pickled in one ``bytes`` value, and
-    rebuilt skills unpack them only when read (:func:`~skilldeck.core.model.pack_fields`).
+    The fields a listing does not need (:data:`~skilldeck.core.model.DETAILS`) are kept
+    pickled in one ``bytes`` value, and rebuilt skills unpack them only when one is read
+    (:func:`~skilldeck.core.model.pack_details`).
 
     ``checked_ns`` is when the file was read: an entry whose file mtime is within
     :data:`RACY_NS` of it is not trusted on (mtime, size) alone (the file may have changed
     again within the same timestamp tick); its frontmatter hash is compared instead.
     ``path_text`` is ``str(skill.path)`` when the caller has it.
     """
-    blob = _pack_fields(skill)
+    blob = pack_details(skill)
     if blob is None:
         return None
     intern = sys.intern
@@ -164,19 +199,8 @@ def skill_to_record(
         skill.name,
         skill.description,
         blob,
-        skill.body_line,
-        skill.body_offset,
-        skill.version,
-        skill.tags,
-        skill.author,
-        skill.license,
-        skill.compatibility,
-        skill.allowed_tools,
-        skill.allowed_tools_raw,
-        (skill.triggers.keywords, skill.triggers.verbs, skill.triggers.patterns),
-        tuple((t.name, t.purpose, t.required, t.origin) for t in skill.tools),
-        skill.priority,
         skill.hidden,
+        skill.priority,
         tuple(
             (intern(d.code), intern(d.severity.value), d.message, d.line, d.column)
             for d in skill.diagnostics
@@ -185,68 +209,7 @@ def skill_to_record(
     )
 
 
-NO_TRIGGERS = Triggers()
-_TOOLS: dict[tuple[Any, ...], ToolRef] = {}
-_TRIGGERS: dict[tuple[Any, ...], Triggers] = {}
-
-
-def cached_tool(row: tuple[Any, ...]) -> ToolRef:
-    """Frozen ToolRefs are shared between skills (cheaper than building each one)."""
-    ref = _TOOLS.get(row)
-    if ref is None:
-        if len(_TOOLS) > 50_000:
-            _TOOLS.clear()
-        ref = _TOOLS[row] = ToolRef(*row)
-    return ref
-
-
-def cached_triggers(row: tuple[Any, ...]) -> Triggers:
-    """Frozen Triggers are shared between skills too."""
-    found = _TRIGGERS.get(row)
-    if found is None:
-        if len(_TRIGGERS) > 50_000:
-            _TRIGGERS.clear()
-        found = _TRIGGERS[row] = Triggers(*row)
-    return found
-
-
-_FIELD_ORDER = (
-    "name",
-    "description",
-    "path",
-    "base_dir",
-    "source",
-    "root",
-    "rel_id",
-    "frontmatter",
-    "field_lines",
-    "body_line",
-    "body_offset",
-    "version",
-    "tags",
-    "author",
-    "license",
-    "compatibility",
-    "allowed_tools",
-    "allowed_tools_raw",
-    "triggers",
-    "tools",
-    "priority",
-    "hidden",
-    "enabled",
-    "owner",
-    "tool_validation",
-    "shadowed_by",
-    "shadow_reason",
-    "resources",
-    "resources_truncated",
-    "mtime_ns",
-    "size",
-    "content_hash",
-    "diagnostics",
-)
-POSITIONAL = tuple(f.name for f in fields(Skill)) == _FIELD_ORDER
-"""True when :class:`Skill` fields are in the order the fast rebuild passes them."""
+_new_skill = object.__new__
 
 
 def skill_from_record(
@@ -272,19 +235,8 @@ def skill_from_record(
         name,
         description,
         blob,
-        body_line,
-        body_offset,
-        version,
-        tags,
-        author,
-        license_,
-        compatibility,
-        allowed,
-        allowed_raw,
-        triggers,
-        tools,
-        priority,
         hidden,
+        priority,
         diags,
         _checked,
     ) = record
@@ -297,44 +249,30 @@ def skill_from_record(
             if diags
             else []
         )
-    trig = cached_triggers(triggers) if any(triggers) else NO_TRIGGERS
-    refs = tuple([cached_tool(t) for t in tools]) if tools else ()
-    # Positional (three times cheaper than keywords); the order is checked by POSITIONAL.
-    return Skill(
-        name,
-        description,
-        path,
-        base_dir,
-        source,
-        root,
-        rel_id,
-        blob,
-        blob,
-        body_line,
-        body_offset,
-        version,
-        tags,
-        author,
-        license_,
-        compatibility,
-        allowed,
-        allowed_raw,
-        trig,
-        refs,
-        priority,
-        hidden,
-        True,
-        None,
-        None,
-        None,
-        "",
-        resources[0],
-        resources[1],
-        mtime_ns,
-        size,
-        content_hash,
-        diagnostics,
-    )
+    # Slot by slot (a third of the cost of the generated __init__, which would set the
+    # details too); a test checks that every field but the details is set.
+    skill = _new_skill(Skill)
+    skill.name = name
+    skill.description = description
+    skill.path = path
+    skill.base_dir = base_dir
+    skill.source = source
+    skill.root = root
+    skill.rel_id = rel_id
+    skill._packed = blob  # type: ignore[misc]  # a slot of the base class
+    skill.priority = priority
+    skill.hidden = hidden
+    skill.enabled = True
+    skill.owner = None
+    skill.tool_validation = None
+    skill.shadowed_by = None
+    skill.shadow_reason = ""
+    skill.resources, skill.resources_truncated = resources
+    skill.mtime_ns = mtime_ns
+    skill.size = size
+    skill.content_hash = content_hash
+    skill.diagnostics = diagnostics
+    return skill
 
 
 class MetadataCache:
@@ -367,7 +305,7 @@ class MetadataCache:
         self.seen_tree: dict[str, Any] = {}
         self.segments: list[bytes] = []
         self.covered: set[str] = set()
-        self._pending: tuple[io.BytesIO, dict[str, Any]] | None = None
+        self._pending: tuple[_CheckedReader, dict[str, Any], int] | None = None
         self.dirty = False
         self.hits = 0
         self.misses = 0
@@ -397,13 +335,18 @@ class MetadataCache:
         :meth:`finish`: discovery scans and starts its stat job in between."""
         cache = cls(root, directory, validator)
         try:
-            blob = cache.file.read_bytes()
+            handle = open(cache.file, "rb", buffering=0)  # noqa: SIM115  # closed by finish()
         except FileNotFoundError:
             return cache
         except OSError as exc:
             cache.discarded = f"unreadable: {exc}"
             return cache
-        cache._pending = cache._open(blob)
+        try:
+            cache._pending = cache._open(handle)
+        except OSError as exc:
+            cache.discarded = f"unreadable: {exc}"
+        if cache._pending is None:
+            handle.close()
         return cache
 
     def finish(self) -> None:
@@ -411,29 +354,38 @@ class MetadataCache:
         pending, self._pending = self._pending, None
         if pending is None:
             return
+        reader, head, expected = pending
         try:
-            self.entries = self._read_segments(*pending)
+            with reader.handle:
+                self.entries = self._read_segments(reader, head)
+                reader.read()  # anything after the last segment is checksummed too
+            if reader.crc != expected:
+                self.discarded = "corrupt (checksum mismatch)"
         except Exception as exc:  # any unpickling failure means: do not trust it
             self.discarded = f"corrupt ({exc.__class__.__name__})"
+        if self.discarded:
             self.entries, self.validated, self.resources = {}, {}, {}
 
-    def _open(self, blob: bytes) -> tuple[io.BytesIO, dict[str, Any]] | None:
-        """Check the file and read its head; the stream is left at the first segment."""
-        if not blob.startswith(MAGIC):
+    def _open(self, handle: io.RawIOBase) -> tuple[_CheckedReader, dict[str, Any], int] | None:
+        """Check the file's header and head and read the head; the file is left at the
+        first segment, with the checksum it must have."""
+        prefix = handle.read(_PREFIX) or b""
+        if not prefix.startswith(MAGIC):
             self.discarded = "foreign file (bad magic)"
             return None
-        if not blob.startswith(_HEADER):
+        if not prefix.startswith(_HEADER) or len(prefix) != _PREFIX:
             self.discarded = "other cache version"
             return None
-        start = len(_HEADER) + _DIGEST
-        with memoryview(blob) as view:  # no copy of the payload
-            if _checksum(view[start:]) != blob[len(_HEADER) : start]:
-                self.discarded = "corrupt (checksum mismatch)"
-                return None
-        stream = io.BytesIO(blob)  # shares the bytes while nothing writes to it
-        stream.seek(start)
+        at = len(_HEADER)
+        size = int.from_bytes(prefix[at : at + 8], "big")
+        head_crc = int.from_bytes(prefix[at + 8 : at + 8 + _DIGEST], "big")
+        rest_crc = int.from_bytes(prefix[at + 8 + _DIGEST :], "big")
+        blob = handle.read(size) if size <= os.fstat(handle.fileno()).st_size else None
+        if not blob or len(blob) != size or _checksum(blob) != head_crc:
+            self.discarded = "corrupt (checksum mismatch)"
+            return None
         try:
-            head = SafeUnpickler(stream).load()  # one unpickler per pickle: memos differ
+            head = SafeUnpickler(io.BytesIO(blob)).load()
         except Exception as exc:  # any unpickling failure means: do not trust it
             self.discarded = f"corrupt ({exc.__class__.__name__})"
             return None
@@ -450,14 +402,14 @@ class MetadataCache:
         tree = head.get("tree")
         if isinstance(tree, dict):
             self.tree = tree
-        return stream, head
+        return _CheckedReader(handle), head, rest_crc
 
-    def _read_segments(self, stream: io.BytesIO, head: dict[str, Any]) -> dict[str, Record]:
+    def _read_segments(self, stream: _CheckedReader, head: dict[str, Any]) -> dict[str, Record]:
         entries: dict[str, Record] = {}
         validated: dict[str, tuple[DiagRow, ...]] = {}
         resources: dict[str, ResourceRow] = {}
         for _ in range(head["segments"]):
-            segment = SafeUnpickler(stream).load()
+            segment = SafeUnpickler(stream).load()  # one unpickler per pickle: memos differ
             if (
                 not isinstance(segment, dict)
                 or not isinstance(segment.get("entries"), dict)
@@ -483,10 +435,10 @@ class MetadataCache:
         record = self.entries.get(real)
         if (
             record is not None
-            and record[1] == mtime_ns
-            and record[2] == size
-            and record[0] == path
-            and mtime_ns < record[21] - RACY_NS
+            and record[R_MTIME] == mtime_ns
+            and record[R_SIZE] == size
+            and record[R_PATH] == path
+            and mtime_ns < record[R_CHECKED] - RACY_NS
         ):
             self.hits += 1
             self.seen[real] = record
@@ -497,11 +449,11 @@ class MetadataCache:
     def stale(self, real: str, path: str) -> Record | None:
         """The entry for ``real`` found at ``path`` whatever its mtime and size, if any."""
         record = self.entries.get(real)
-        return record if record is not None and record[0] == path else None
+        return record if record is not None and record[R_PATH] == path else None
 
     def refresh(self, real: str, record: Record, mtime_ns: int, size: int) -> Record:
         """Keep ``record`` (same frontmatter hash) with the file's new mtime and size."""
-        fresh = (record[0], mtime_ns, size, *record[3:21], time.time_ns())
+        fresh = (record[R_PATH], mtime_ns, size, *record[R_HASH:R_CHECKED], time.time_ns())
         self.seen[real] = fresh
         self.dirty = True
         return fresh
@@ -629,22 +581,16 @@ class MetadataCache:
             "segments": len(self.segments) + 1,
         }
         try:
-            dump = pickle.dumps
-            payload = b"".join(
-                [
-                    dump(head, protocol=pickle.HIGHEST_PROTOCOL),
-                    *self.segments,
-                    dump(rest, protocol=pickle.HIGHEST_PROTOCOL),
-                ]
-            )
-            digest = _checksum(payload)
+            first = pickle.dumps(head, protocol=pickle.HIGHEST_PROTOCOL)
+            pieces = [*self.segments, pickle.dumps(rest, protocol=pickle.HIGHEST_PROTOCOL)]
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".cache", dir=self.directory)
             try:
                 with os.fdopen(fd, "wb") as handle:
-                    handle.write(_HEADER)
-                    handle.write(digest)
-                    handle.write(payload)
+                    handle.write(compose(first, pieces))
+                    handle.write(first)
+                    for piece in pieces:
+                        handle.write(piece)
                 os.replace(tmp, self.file)
             except BaseException:
                 with contextlib.suppress(OSError):

@@ -54,6 +54,9 @@ from pathlib import Path
 from typing import IO
 
 from skilldeck.core.cache import (
+    R_CHECKED,
+    R_DIAGS,
+    R_HASH,
     RACY_NS,
     DiagRow,
     MetadataCache,
@@ -419,10 +422,8 @@ def _discover(
 ) -> Catalog:
     catalog = Catalog(roots=[(r.path, r.source) for r in roots])
     validate, validator_key = _validator(profile)
-    by_real: dict[str, tuple[tuple[int, int], int]] = {}
-    ranked: list[tuple[tuple[int, int, int], Skill, str]] = []
+    groups: list[tuple[tuple[int, int], list[_Found], list[Skill]]] = []
     counter = [0]
-    ordered, last_level = True, (-1, -1)
 
     def tick(count: int) -> None:
         before = counter[0]
@@ -472,28 +473,13 @@ def _discover(
             registry = Registry.load(registry_path)
             catalog.diagnostics.extend(registry.diagnostics)
             registry.apply(skills)
-        rank = root.source.rank
-        level = (rank, index)
-        ordered = ordered and level >= last_level
-        last_level = level
-        for position, (item, skill) in enumerate(zip(found, skills, strict=True)):
-            real = item.real_md
-            previous = by_real.get(real)
-            if previous is not None:
-                if previous[0] >= level:
-                    continue
-                old = ranked[previous[1]]
-                ranked[previous[1]] = (old[0], old[1], "")
-            by_real[real] = (level, len(ranked))
-            ranked.append(((rank, index, -position), skill, real))
-    kept = [(key, skill) for key, skill, real in ranked if real]
-    if not ordered:  # stable: (index, position) order is kept within a rank
-        kept.sort(key=lambda pair: pair[0][0])
-    catalog.skills = [skill for _key, skill in kept]
+        groups.append(((root.source.rank, index), found, skills))
+    ranked = _precedence(groups)
+    catalog.skills = [skill for _level, skills in ranked for skill in skills]
     global_registry = Registry.load(settings.registry_file)
     catalog.diagnostics.extend(global_registry.diagnostics)
     global_registry.apply(catalog.skills)
-    copies = _resolve_shadows(kept)
+    copies = _resolve_shadows(ranked, len(catalog.skills))
     if copies:
         catalog.skills = [skill for skill in catalog.skills if id(skill) not in copies]
     if progress is not None:
@@ -646,7 +632,8 @@ def _warm_pass(
             misses.append(i)
             continue
         skill, record, row, rows = got
-        if record[1] != stats[j + 1] or record[2] != stats[j + 2] or record[1] >= record[21] - racy:
+        mtime = record[1]
+        if mtime != stats[j + 1] or record[2] != stats[j + 2] or mtime >= record[R_CHECKED] - racy:
             misses.append(i)
             continue
         real = item.real_md
@@ -878,7 +865,7 @@ def _load_batch(
 def _reusable(cache: MetadataCache, item: _Found) -> Record | None:
     """The cache entry of ``item`` whatever its stamps, if its frontmatter hash may match."""
     old = cache.stale(item.real_md, item.md_path)
-    if old is not None and not any(row[0] in _BYTE_CODES for row in old[20]):
+    if old is not None and not any(row[0] in _BYTE_CODES for row in old[R_DIAGS]):
         return old
     return None
 
@@ -906,7 +893,7 @@ def _load_miss(
         old = _reusable(cache, item)
         if old is not None:
             current = frontmatter_hash(item.md_path)
-            if current is not None and current[0] == old[3]:
+            if current is not None and current[0] == old[R_HASH]:
                 record = cache.refresh(item.real_md, old, current[2], current[1])
                 rows = cache.get_validated(item.real_md)
                 skill = _rebuild(record, item, paths, source, None, validate, listing, rows)
@@ -1358,21 +1345,57 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, 0)
 
 
-def _resolve_shadows(kept: list[tuple[tuple[int, int, int], Skill]]) -> set[int]:
-    """Mark every skill that loses its name to a higher-precedence one.
+Level = tuple[int, int]
+"""``(source rank, root index)``: a higher level wins."""
+
+
+def _precedence(
+    groups: list[tuple[Level, list[_Found], list[Skill]]],
+) -> list[tuple[Level, list[Skill]]]:
+    """The skills of each root level in ascending precedence (stable: roots of one source
+    keep their order), each real SKILL.md once: at the highest level that found it, first
+    in path order within a root."""
+    ordered = sorted(groups, key=lambda group: group[0][0])
+    reals = [item.real_md for _level, found, _skills in ordered for item in found]
+    if len(set(reals)) == len(reals):
+        return [(level, skills) for level, _found, skills in ordered]
+    best: dict[str, Level] = {}
+    for level, found, _skills in ordered:
+        for item in found:
+            if best.get(item.real_md, (-1, -1)) < level:
+                best[item.real_md] = level
+    out: list[tuple[Level, list[Skill]]] = []
+    for level, found, skills in ordered:
+        taken: list[Skill] = []
+        for item, skill in zip(found, skills, strict=True):
+            if best.get(item.real_md) == level:
+                del best[item.real_md]  # later copies in the same root lose
+                taken.append(skill)
+        out.append((level, taken))
+    return out
+
+
+def _resolve_shadows(ranked: list[tuple[Level, list[Skill]]], count: int) -> set[int]:
+    """Mark every skill that loses its name to a higher-precedence one (``count`` skills
+    in all).
 
     Returns:
         The ids of bundled skills that are identical copies of their winner (Skilldeck
         installed and also run from its own repository): one skill, to be listed once.
     """
     copies: set[int] = set()
+    if len({skill.name for _level, skills in ranked for skill in skills}) == count:
+        return copies  # every name is unique: nothing is shadowed
+    kept = [
+        ((level[0], level[1], -position), skill)
+        for level, skills in ranked
+        for position, skill in enumerate(skills)
+    ]
     winners: dict[str, tuple[tuple[int, int, int], Skill]] = {}
     for key, skill in kept:
         best = winners.get(skill.name)
         if best is None or key > best[0]:
             winners[skill.name] = (key, skill)
-    if len(winners) == len(kept):
-        return copies  # every name is unique: nothing is shadowed
     for key, skill in kept:
         win_key, winner = winners[skill.name]
         if winner is skill:

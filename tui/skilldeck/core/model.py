@@ -150,8 +150,15 @@ def brief_of(description: str, limit: int = 160) -> str:
     return first
 
 
+class _Packable:
+    """Holds the packed details of a :class:`Skill` rebuilt from the metadata cache."""
+
+    __slots__ = ("_packed",)
+    _packed: bytes
+
+
 @dataclass(slots=True)
-class Skill:
+class Skill(_Packable):
     """One discovered skill: its metadata (tier 1) and where to find the rest.
 
     The body is never held here: read it with :func:`skilldeck.core.parse.read_body`.
@@ -167,8 +174,6 @@ class Skill:
             itself a skill); the id used by eval files.
         frontmatter: The parsed YAML mapping ({} when unparseable).
         field_lines: 1-based line of each top-level frontmatter key in the file.
-            Both may be given as the same :func:`pack_fields` bytes (a skill from the
-            metadata cache): they are unpacked on first read of either.
         body_line: 1-based line where the body starts.
         body_offset: Byte offset where the body starts in the raw file.
         version, tags, author: From top level or under ``metadata``.
@@ -191,6 +196,10 @@ class Skill:
         content_hash: sha256 hex of the raw SKILL.md bytes (frontmatter hash when the
             file was too large to hash whole).
         diagnostics: Parse and validation findings (lint findings are computed separately).
+
+    A skill rebuilt from the metadata cache (:func:`skilldeck.core.cache.skill_from_record`)
+    leaves the fields in :data:`DETAILS` unset and keeps them as one pickle: they are
+    unpacked together on the first read of any.
     """
 
     name: str
@@ -330,65 +339,171 @@ class SafeUnpickler(pickle.Unpickler):
             raise pickle.UnpicklingError(f"forbidden class {module}.{name}") from None
 
 
-def pack_fields(frontmatter: dict[str, Any], field_lines: dict[str, int]) -> bytes | None:
-    """``(frontmatter, field_lines)`` pickled for :class:`Skill`; None when they cannot
-    be (nested too deep)."""
+DETAILS = (
+    "frontmatter",
+    "field_lines",
+    "body_line",
+    "body_offset",
+    "version",
+    "tags",
+    "author",
+    "license",
+    "compatibility",
+    "allowed_tools",
+    "allowed_tools_raw",
+    "triggers",
+    "tools",
+)
+"""The :class:`Skill` fields a skill rebuilt from the metadata cache keeps packed until
+one of them is read (a listing needs none of them)."""
+
+_TOOLS: dict[tuple[Any, ...], ToolRef] = {}
+_TRIGGERS: dict[tuple[Any, ...], Triggers] = {}
+
+
+def shared_tool(row: tuple[Any, ...]) -> ToolRef:
+    """The ToolRef of ``(name, purpose, required, origin)``, shared between skills (frozen,
+    so cheaper to share than to build for each)."""
+    ref = _TOOLS.get(row)
+    if ref is None:
+        if len(_TOOLS) > 50_000:
+            _TOOLS.clear()
+        ref = _TOOLS[row] = ToolRef(*row)
+    return ref
+
+
+def shared_triggers(row: tuple[Any, ...]) -> Triggers:
+    """The Triggers of ``(keywords, verbs, patterns)``, shared between skills too."""
+    if not any(row):
+        return _NO_TRIGGERS
+    found = _TRIGGERS.get(row)
+    if found is None:
+        if len(_TRIGGERS) > 50_000:
+            _TRIGGERS.clear()
+        found = _TRIGGERS[row] = Triggers(*row)
+    return found
+
+
+_DETAIL_TYPES: tuple[type | tuple[type, ...], ...] = (
+    dict,
+    dict,
+    int,
+    int,
+    (str, type(None)),
+    tuple,
+    (str, type(None)),
+    (str, type(None)),
+    (str, type(None)),
+    tuple,
+    object,
+    tuple,
+    tuple,
+)
+_DETAIL_DEFAULTS: tuple[Any, ...] = ({}, {}, 1, 0, None, (), None, None, None, (), None, (), ())
+
+
+def pack_details(skill: Skill) -> bytes | None:
+    """The :data:`DETAILS` of ``skill`` pickled (builtin data only; tools and triggers as
+    rows); the blob a skill already holds when none was read or replaced; None when they
+    cannot be pickled (nested too deep)."""
+    blob = packed_details(skill)
+    if blob is not None:
+        return blob
+    trig = skill.triggers
+    values = (
+        skill.frontmatter,
+        skill.field_lines,
+        skill.body_line,
+        skill.body_offset,
+        skill.version,
+        skill.tags,
+        skill.author,
+        skill.license,
+        skill.compatibility,
+        skill.allowed_tools,
+        skill.allowed_tools_raw,
+        (trig.keywords, trig.verbs, trig.patterns),
+        tuple((t.name, t.purpose, t.required, t.origin) for t in skill.tools),
+    )
     try:
-        return pickle.dumps((frontmatter, field_lines), pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(values, pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, RecursionError, TypeError, ValueError):
         return None
 
 
-def unpack_fields(blob: bytes) -> tuple[dict[str, Any], dict[str, int]]:
-    """Inverse of :func:`pack_fields`; ``({}, {})`` for a blob that does not decode."""
+def unpack_details(blob: bytes) -> tuple[Any, ...]:
+    """Inverse of :func:`pack_details`, in :data:`DETAILS` order; the defaults for a blob
+    that does not decode or has the wrong shape."""
     try:
-        value = SafeUnpickler(io.BytesIO(blob)).load()
+        values = SafeUnpickler(io.BytesIO(blob)).load()
     except Exception:  # a foreign or damaged blob: nothing to show rather than a crash
-        return {}, {}
-    if (
-        type(value) is tuple
-        and len(value) == 2
-        and isinstance(value[0], dict)
-        and isinstance(value[1], dict)
-    ):
-        return value[0], value[1]
-    return {}, {}
+        return _DETAIL_DEFAULTS
+    if type(values) is not tuple or len(values) != len(DETAILS):
+        return _DETAIL_DEFAULTS
+    for value, kind in zip(values, _DETAIL_TYPES, strict=True):
+        if not isinstance(value, kind):
+            return _DETAIL_DEFAULTS
+    try:
+        triggers = shared_triggers(values[11])
+        tools = tuple([shared_tool(row) for row in values[12]])
+    except (TypeError, ValueError):
+        return _DETAIL_DEFAULTS
+    return (*values[:11], triggers, tools)
 
 
-_FRONTMATTER_SLOT: Any = Skill.__dict__["frontmatter"]
-_LINES_SLOT: Any = Skill.__dict__["field_lines"]
+_SLOTS: tuple[Any, ...] = tuple(Skill.__dict__[name] for name in DETAILS)
+_PACKED: Any = _Packable.__dict__["_packed"]
 
 
-def _unpacked(skill: Skill, slot: Any) -> Any:
-    value = slot.__get__(skill, Skill)
-    if type(value) is not bytes:
-        return value
-    frontmatter, lines = unpack_fields(value)
-    for each, unpacked in ((_FRONTMATTER_SLOT, frontmatter), (_LINES_SLOT, lines)):
-        if each.__get__(skill, Skill) is value:  # not replaced since
-            each.__set__(skill, unpacked)
+def _is_set(slot: Any, skill: Skill) -> bool:
+    try:
+        slot.__get__(skill, Skill)
+    except AttributeError:
+        return False
+    return True
+
+
+def packed_details(skill: Skill) -> bytes | None:
+    """The blob ``skill`` was rebuilt with, while none of its details was read or set."""
+    if not _is_set(_PACKED, skill) or any(_is_set(slot, skill) for slot in _SLOTS):
+        return None
+    blob: bytes = _PACKED.__get__(skill, Skill)
+    return blob
+
+
+def _unpack(skill: Skill, slot: Any) -> Any:
+    """Set every detail slot not set yet from the packed details; the value of ``slot``."""
+    try:
+        blob = _PACKED.__get__(skill, Skill)
+    except AttributeError:  # not a packed skill: the slot was deleted
+        raise AttributeError(f"'Skill' object has no attribute {slot.__name__!r}") from None
+    for each, value in zip(_SLOTS, unpack_details(blob), strict=True):
+        if not _is_set(each, skill):
+            each.__set__(skill, value)
+    _PACKED.__delete__(skill)
     return slot.__get__(skill, Skill)
 
 
-def packed_fields(skill: Skill) -> bytes | None:
-    """The :func:`pack_fields` blob ``skill`` was built with, while neither field has been
-    read or replaced."""
-    value = _FRONTMATTER_SLOT.__get__(skill, Skill)
-    if type(value) is bytes and _LINES_SLOT.__get__(skill, Skill) is value:
-        return value
-    return None
-
-
 def _lazy(slot: Any) -> property:
+    get_slot = slot.__get__
+
     def get(skill: Skill) -> Any:
-        return _unpacked(skill, slot)
+        try:
+            return get_slot(skill, Skill)
+        except AttributeError:  # a packed skill: unpack on first read
+            return _unpack(skill, slot)
 
-    return property(get, slot.__set__, doc=slot.__doc__)  # setting costs no Python call
+    return property(get, slot.__set__, slot.__delete__, doc=slot.__doc__)
 
 
-# The slots keep storing the values; these properties unpack on first read.
-setattr(Skill, "frontmatter", _lazy(_FRONTMATTER_SLOT))  # noqa: B010
-setattr(Skill, "field_lines", _lazy(_LINES_SLOT))  # noqa: B010
+def _install_details() -> None:
+    """The slots keep storing the values; these properties unpack the details of a skill
+    rebuilt from the cache on first read."""
+    for name, slot in zip(DETAILS, _SLOTS, strict=True):
+        setattr(Skill, name, _lazy(slot))
+
+
+_install_details()
 
 
 def _jsonable(value: Any) -> Any:
