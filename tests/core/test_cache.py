@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import datetime
 import os
 import pickle
+import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,12 +25,13 @@ from skilldeck.core.cache import (
     clear_all,
     code_fingerprint,
     compose,
+    pack_records,
     skill_from_record,
     skill_to_record,
 )
 from skilldeck.core.config import Settings
 from skilldeck.core.discovery import Root, discover
-from skilldeck.core.model import Skill, Source, ToolRef, packed_details
+from skilldeck.core.model import Skill, Source, ToolRef, block_size, pack_block
 from skilldeck.core.parse import parse_skill_file
 
 
@@ -232,7 +237,7 @@ def test_record_round_trip_with_yaml_dates(tmp_path: Path) -> None:
 
 def test_cached_details_are_unpacked_on_first_read(tmp_path: Path) -> None:
     """A skill rebuilt from the cache keeps its details (frontmatter, tags, tools, …)
-    pickled until one is read; a value set before that survives the unpacking."""
+    packed until one is read or set; a value set before that survives the unpacking."""
     extra = (
         "allowed-tools: Read Bash(git:*)\nmetadata:\n  tags: [a, b]\n  version: '2'\n"
         "triggers:\n  keywords: [pdf]\n"
@@ -240,27 +245,30 @@ def test_cached_details_are_unpacked_on_first_read(tmp_path: Path) -> None:
     path = write_skill(tmp_path, "lazy", extra=extra)
     skill = parse_skill_file(path, root=tmp_path)
     assert skill.tags == ("a", "b") and skill.triggers.keywords == ("pdf",)
-    record = skill_to_record(skill)
-    assert record is not None
+    other_skill = parse_skill_file(write_skill(tmp_path, "other"), root=tmp_path)
+    record, _other = pack_records([skill_to_record(skill), skill_to_record(other_skill)])
+    assert record is not None and _other is not None
+    assert record[-2] is _other[-2] and block_size(record[-2]) == 2  # one block for both
 
     def rebuilt() -> Skill:
         assert record is not None
         return skill_from_record(record, skill.path, skill.base_dir, skill.source, tmp_path, "lazy")
 
     lazy = rebuilt()
-    assert packed_details(lazy) is not None
-    assert skill_to_record(lazy) == record  # the blob is reused, not pickled again
+    assert skill_to_record(lazy) == record  # the block is kept, nothing pickled again
     assert lazy.field_lines == skill.field_lines
-    assert packed_details(lazy) is None
     for name in ("frontmatter", "tags", "version", "triggers", "tools", "allowed_tools"):
         assert getattr(lazy, name) == getattr(skill, name), name
-    assert lazy.tools[0] is rebuilt().tools[0]  # frozen tool references are shared
+    assert skill_to_record(lazy)[-2] is None  # unpacked: its row again
+    again = rebuilt()
+    assert again.frontmatter == lazy.frontmatter
+    assert again.frontmatter is not lazy.frontmatter  # each skill its own mutable values
+    assert lazy.tools[0] is again.tools[0]  # frozen tool references are shared
     other = rebuilt()
     other.tags = ("set",)
-    assert packed_details(other) is None  # a set detail: the blob is stale
     assert other.frontmatter == skill.frontmatter
     assert other.tags == ("set",)
-    assert skill_to_record(other) != record
+    assert skill_to_record(other)[-1][5] == ("set",)
     fresh, unpacked = rebuilt(), rebuilt()
     assert unpacked.version == "2"
     assert fresh == unpacked == skill  # equality reads through the packing
@@ -268,10 +276,50 @@ def test_cached_details_are_unpacked_on_first_read(tmp_path: Path) -> None:
     assert isinstance(lazy.tools[0], ToolRef)
 
 
-def test_a_foreign_packed_blob_is_neither_run_nor_fatal(tmp_path: Path) -> None:
-    path = write_skill(tmp_path, "odd")
+def test_a_packed_skill_behaves_like_a_plain_one(tmp_path: Path) -> None:
+    """Copies, replace, asdict, equality both ways, unknown attributes and threads reading
+    while it unpacks all see the same skill."""
+    path = write_skill(tmp_path, "twin", extra="metadata:\n  tags: [a, b]\n")
     skill = parse_skill_file(path, root=tmp_path)
-    record = skill_to_record(skill)
+    records = pack_records([skill_to_record(skill)] * 2)
+    assert records[0] is not None
+
+    def rebuilt() -> Skill:
+        record = records[0]
+        assert record is not None
+        return skill_from_record(record, skill.path, skill.base_dir, skill.source, tmp_path, "twin")
+
+    assert skill == rebuilt() and rebuilt() == skill
+    assert rebuilt() != dataclasses.replace(skill, name="other")
+    assert copy.copy(rebuilt()) == skill
+    assert dataclasses.replace(rebuilt(), name="renamed").tags == ("a", "b")
+    assert dataclasses.asdict(rebuilt()) == dataclasses.asdict(skill)
+    packed = rebuilt()
+    with pytest.raises(AttributeError):
+        packed.no_such_field  # type: ignore[attr-defined]  # noqa: B018
+    assert type(packed) is not Skill  # asking for a missing name unpacks nothing
+    packed.resources = ("x.md",)  # not a detail: still packed
+    assert type(packed) is not Skill
+
+    for _ in range(20):
+        many = [rebuilt() for _ in range(200)]
+        seen: list[tuple[str, ...]] = []
+
+        def read(skills: list[Skill] = many, out: list[tuple[str, ...]] = seen) -> None:
+            out.extend(s.tags for s in skills)
+
+        workers = [threading.Thread(target=read) for _ in range(4)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        assert seen == [("a", "b")] * 800
+
+
+def test_a_foreign_packed_block_is_neither_run_nor_fatal(tmp_path: Path) -> None:
+    path = write_skill(tmp_path, "odd", extra="metadata:\n  tags: [a]\n")
+    skill = parse_skill_file(path, root=tmp_path)
+    (record,) = pack_records([skill_to_record(skill)])
     assert record is not None
     marker = tmp_path / "ran"
 
@@ -279,22 +327,48 @@ def test_a_foreign_packed_blob_is_neither_run_nor_fatal(tmp_path: Path) -> None:
         def __reduce__(self) -> tuple[Any, ...]:
             return (os.system, (f"touch {marker}",))
 
-    good = pickle.loads(record[6])
+    (good,) = pickle.loads(record[-2][4:])
     forgeries = [
-        pickle.dumps((Evil(), *good[1:])),
-        b"not a pickle",
-        pickle.dumps(["wrong", "shape"]),
-        pickle.dumps((*good[:5], "tags not a tuple", *good[6:])),
-        pickle.dumps((*good[:12], (("not", "a", "tool", "row", "at all"),))),
+        pack_block([(Evil(), *good[1:])]),
+        b"\x00\x00\x00\x01not a pickle",
+        pack_block(["wrong shape"]),
+        pack_block([(*good[:5], "tags not a tuple", *good[6:])]),
+        pack_block([(*good[:12], (("not", "a", "tool", "row", "at all"),))]),
     ]
-    for blob in forgeries:
-        forged = (*record[:6], blob, *record[7:])
+    for block in forgeries:
+        forged = (*record[:-2], block, 0)
         again = skill_from_record(forged, skill.path, skill.base_dir, skill.source, tmp_path, ".")
         assert again.frontmatter == {}
         assert again.field_lines == {}
         assert again.tags == () and again.tools == ()
         assert again.name == "odd"
+    out_of_range = (*record[:-2], record[-2], 5)
+    again = skill_from_record(out_of_range, skill.path, skill.base_dir, skill.source, tmp_path, ".")
+    assert again.tags == ()
     assert not marker.exists()
+
+
+def test_blocks_mostly_of_gone_skills_are_repacked(tmp_path: Path) -> None:
+    """Entries keep the block of details they were saved in; once most of a block's rows
+    belong to skills that are gone, the rest are packed into a new block."""
+    paths = make_skills(tmp_path, 10)
+
+    def blocks() -> list[int]:
+        loaded = MetadataCache.load(tmp_path)
+        assert loaded.discarded == ""
+        return sorted({block_size(r[-2]) for r in loaded.entries.values()})
+
+    run(tmp_path)
+    assert blocks() == [10]
+    for path in paths[:5]:
+        shutil.rmtree(path.parent)
+    assert run(tmp_path).names() == [f"skill-{i}" for i in range(5, 10)]
+    assert blocks() == [10]  # half the rows still live: kept as it is
+    shutil.rmtree(paths[5].parent)
+    catalog = run(tmp_path)
+    assert blocks() == [4]
+    assert [s.version for s in catalog.skills] == ["6", "7", "8", "9"]
+    assert [s.version for s in run(tmp_path).skills] == ["6", "7", "8", "9"]
 
 
 def test_racy_entry_is_checked_by_hash(tmp_path: Path, parse_counter: list[str]) -> None:

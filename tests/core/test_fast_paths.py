@@ -15,13 +15,12 @@ from hypothesis import strategies as st
 from test_corpus import all_skill_files
 
 import skilldeck.core.discovery as discovery
-import skilldeck.core.model as model
 import skilldeck.core.parse as parse
 from conftest import write_skill
 from skilldeck.core.cache import MetadataCache, skill_from_record, skill_to_record
 from skilldeck.core.config import Settings
 from skilldeck.core.discovery import Root, discover
-from skilldeck.core.model import DETAILS, Skill, Source
+from skilldeck.core.model import DETAILS, PackedSkill, Skill, Source
 
 OLD = 1_000_000_000_000_000_000  # an mtime far in the past: trusted by the cache
 
@@ -238,13 +237,15 @@ def test_a_rebuilt_skill_sets_every_field_but_the_packed_details(tmp_path: Path)
     names = [f.name for f in dataclasses.fields(Skill)]
     unset = [n for n in names if not _slot_is_set(again, n)]
     assert unset == list(DETAILS)
+    assert type(again) is PackedSkill
     assert again.tags == ()
     assert [n for n in names if not _slot_is_set(again, n)] == []
+    assert type(again) is Skill  # unpacked: a plain skill from now on
     assert again == skill
 
 
 def _slot_is_set(skill: Skill, name: str) -> bool:
-    slot = model._SLOTS[DETAILS.index(name)] if name in DETAILS else Skill.__dict__[name]
+    slot = Skill.__dict__[name]
     try:
         slot.__get__(skill, Skill)
     except AttributeError:

@@ -42,20 +42,27 @@ from typing import Any
 from skilldeck.core.config import cache_dir
 from skilldeck.core.model import (
     Diagnostic,
+    PackedSkill,
     SafeUnpickler,
     Severity,
     Skill,
     Source,
-    pack_details,
+    block_size,
+    detail_row,
+    pack_block,
+    unpack_block,
 )
 
 MAGIC = b"SKDCACHE"
 VERSION = 9
 RACY_NS = 2_000_000_000
 """Files modified this close to when they were read are re-checked by hash."""
-_RECORD_LEN = 11
-R_PATH, R_MTIME, R_SIZE, R_HASH, R_DIAGS, R_CHECKED = 0, 1, 2, 3, 9, 10
+_RECORD_LEN = 12
+R_PATH, R_MTIME, R_SIZE, R_HASH, R_DIAGS, R_CHECKED, R_BLOCK, R_ITEM = 0, 1, 2, 3, 8, 9, 10, 11
 """Positions in a :data:`Record`."""
+BLOCK_ROWS = 256
+"""At most this many skills' details share one block when saving (worker chunks are
+smaller)."""
 _HEADER = MAGIC + VERSION.to_bytes(2, "big")
 _DIGEST = 4
 _PREFIX = len(_HEADER) + 8 + 2 * _DIGEST
@@ -173,23 +180,22 @@ def diagnostics_from_rows(
     ]
 
 
-def skill_to_record(
-    skill: Skill, checked_ns: int = 0, path_text: str | None = None
-) -> Record | None:
-    """The parse-time fields of ``skill`` as a tuple of plain data (None: not cacheable).
+def skill_to_record(skill: Skill, checked_ns: int = 0, path_text: str | None = None) -> Record:
+    """The parse-time fields of ``skill`` as a tuple of plain data.
 
-    The fields a listing does not need (:data:`~skilldeck.core.model.DETAILS`) are kept
-    pickled in one ``bytes`` value, and rebuilt skills unpack them only when one is read
-    (:func:`~skilldeck.core.model.pack_details`).
+    The fields a listing does not need (:data:`~skilldeck.core.model.DETAILS`) are the
+    last two items: None and their row, until :func:`pack_records` moves the rows of many
+    records into one pickled block (the two items are then the block and an index in it).
+    Rebuilt skills unpack them only when one is read. A skill rebuilt from a record and
+    not unpacked since gives that record's block again.
 
     ``checked_ns`` is when the file was read: an entry whose file mtime is within
     :data:`RACY_NS` of it is not trusted on (mtime, size) alone (the file may have changed
     again within the same timestamp tick); its frontmatter hash is compared instead.
     ``path_text`` is ``str(skill.path)`` when the caller has it.
     """
-    blob = pack_details(skill)
-    if blob is None:
-        return None
+    packed = skill._packed if type(skill) is PackedSkill else None
+    block, item = (None, detail_row(skill)) if packed is None else packed[R_BLOCK:]
     intern = sys.intern
     return (
         path_text if path_text is not None else str(skill.path),
@@ -198,7 +204,6 @@ def skill_to_record(
         skill.content_hash,
         skill.name,
         skill.description,
-        blob,
         skill.hidden,
         skill.priority,
         tuple(
@@ -206,10 +211,34 @@ def skill_to_record(
             for d in skill.diagnostics
         ),
         checked_ns,
+        block,
+        item,
     )
 
 
+def pack_records(records: list[Record]) -> list[Record | None]:
+    """``records`` with their detail rows moved into one new block they share (records
+    already in a block are kept as they are). A record whose row cannot be pickled (nested
+    too deep) gives None: it is not cacheable."""
+    inline = [i for i, record in enumerate(records) if record[R_BLOCK] is None]
+    out: list[Record | None] = list(records)
+    if not inline:
+        return out
+    block = pack_block([records[i][R_ITEM] for i in inline])
+    if block is None:
+        for i in inline:
+            out[i] = None
+        inline = [i for i in inline if pack_block([records[i][R_ITEM]]) is not None]
+        block = pack_block([records[i][R_ITEM] for i in inline]) if inline else None
+        if block is None:
+            return out
+    for n, i in enumerate(inline):
+        out[i] = (*records[i][:R_BLOCK], block, n)
+    return out
+
+
 _new_skill = object.__new__
+_set_class = object.__setattr__
 
 
 def skill_from_record(
@@ -227,19 +256,7 @@ def skill_from_record(
     ``diagnostics`` replaces the recorded parse diagnostics (a cached validation result
     already holds them); ``resources`` is ``(listing, truncated)``.
     """
-    (
-        _path,
-        mtime_ns,
-        size,
-        content_hash,
-        name,
-        description,
-        blob,
-        hidden,
-        priority,
-        diags,
-        _checked,
-    ) = record
+    _path, mtime_ns, size, content_hash, name, description, hidden, priority, diags = record[:9]
     if diagnostics is None:
         diagnostics = (
             [
@@ -259,7 +276,6 @@ def skill_from_record(
     skill.source = source
     skill.root = root
     skill.rel_id = rel_id
-    skill._packed = blob  # type: ignore[misc]  # a slot of the base class
     skill.priority = priority
     skill.hidden = hidden
     skill.enabled = True
@@ -272,7 +288,43 @@ def skill_from_record(
     skill.size = size
     skill.content_hash = content_hash
     skill.diagnostics = diagnostics
+    skill._packed = record  # type: ignore[misc]  # the slot of a base class
+    _set_class(skill, "__class__", PackedSkill)
     return skill
+
+
+def _packed_entries(entries: dict[str, Record]) -> dict[str, Record]:
+    """``entries`` ready to be written: detail rows not in a block yet, and those of blocks
+    mostly holding rows of entries gone, packed into new blocks of :data:`BLOCK_ROWS`;
+    entries whose row cannot be pickled left out."""
+    live: dict[int, int] = {}
+    for record in entries.values():
+        block = record[R_BLOCK]
+        if block is not None:
+            live[id(block)] = live.get(id(block), 0) + 1
+    loose: list[str] = []
+    decoded: dict[int, list[Any]] = {}
+    for key, record in entries.items():
+        block = record[R_BLOCK]
+        if block is None:
+            loose.append(key)
+        elif 2 * live[id(block)] < block_size(block):  # mostly stale: repack the rest
+            rows = decoded.get(id(block))
+            if rows is None:
+                rows = decoded[id(block)] = unpack_block(block)
+            item = record[R_ITEM]
+            row = rows[item] if 0 <= item < len(rows) else None
+            if row is not None:
+                entries[key] = (*record[:R_BLOCK], None, row)
+                loose.append(key)
+    for start in range(0, len(loose), BLOCK_ROWS):
+        keys = loose[start : start + BLOCK_ROWS]
+        for key, packed in zip(keys, pack_records([entries[k] for k in keys]), strict=True):
+            if packed is None:
+                del entries[key]
+            else:
+                entries[key] = packed
+    return entries
 
 
 class MetadataCache:
@@ -422,7 +474,12 @@ class MetadataCache:
             validated.update(segment["validated"])
             resources.update(segment["resources"])
         for value in entries.values():
-            if type(value) is not tuple or len(value) != _RECORD_LEN:
+            if (
+                type(value) is not tuple
+                or len(value) != _RECORD_LEN
+                or type(value[R_BLOCK]) is not bytes
+                or type(value[R_ITEM]) is not int
+            ):
                 self.discarded = "malformed entry"
                 return {}
         if self.validator and head.get("validator") == self.validator:
@@ -453,16 +510,21 @@ class MetadataCache:
 
     def refresh(self, real: str, record: Record, mtime_ns: int, size: int) -> Record:
         """Keep ``record`` (same frontmatter hash) with the file's new mtime and size."""
-        fresh = (record[R_PATH], mtime_ns, size, *record[R_HASH:R_CHECKED], time.time_ns())
+        fresh = (
+            record[R_PATH],
+            mtime_ns,
+            size,
+            *record[R_HASH:R_CHECKED],
+            time.time_ns(),
+            *record[R_BLOCK:],
+        )
         self.seen[real] = fresh
         self.dirty = True
         return fresh
 
     def put(self, real: str, skill: Skill) -> None:
         """Store the parse result of ``skill`` (found at its path, real path ``real``)."""
-        record = skill_to_record(skill, time.time_ns())
-        if record is not None:
-            self.put_record(real, record)
+        self.put_record(real, skill_to_record(skill, time.time_ns()))
 
     def get_resources(
         self, real: str, dir_mtime_ns: int, folder: str | None = None
@@ -569,7 +631,7 @@ class MetadataCache:
             return False
         covered = self.covered
         rest = {
-            "entries": {k: v for k, v in self.seen.items() if k not in covered},
+            "entries": _packed_entries({k: v for k, v in self.seen.items() if k not in covered}),
             "validated": {k: v for k, v in self.seen_validated.items() if k not in covered},
             "resources": {k: v for k, v in self.seen_resources.items() if k not in covered},
         }
@@ -598,6 +660,7 @@ class MetadataCache:
                 raise
         except (OSError, pickle.PicklingError, TypeError, ValueError, RecursionError):
             return False
+        self.seen.update(rest["entries"])  # as written: detail rows in blocks
         self.entries = dict(self.seen)
         self.validated = dict(self.seen_validated)
         self.resources = dict(self.seen_resources)

@@ -65,6 +65,7 @@ from skilldeck.core.cache import (
     Segment,
     diagnostics_from_rows,
     diagnostics_to_rows,
+    pack_records,
     pack_segment,
     skill_from_record,
     skill_to_record,
@@ -959,9 +960,10 @@ def _keep(cache: MetadataCache, item: _Found, loaded: _Loaded) -> None:
 
 
 def _segment(part: list[_Found], loaded: list[_Loaded], ship: bool) -> Segment:
-    """The cache tables of a chunk of loaded skills. To ``ship`` it to the main process,
-    ``extra`` also holds, by position, what the tables cannot give back: skills not
-    cached (unreadable file, listing too recent to trust) and real paths met twice."""
+    """The cache tables of a chunk of loaded skills, their detail rows in one block. To
+    ``ship`` it to the main process, ``extra`` also holds, by position, what the tables
+    cannot give back: skills not cached (unreadable file, listing too recent to trust) and
+    real paths met twice."""
     entries: dict[str, Record] = {}
     validated: dict[str, tuple[DiagRow, ...]] = {}
     resources: dict[str, ResourceRow] = {}
@@ -970,9 +972,21 @@ def _segment(part: list[_Found], loaded: list[_Loaded], ship: bool) -> Segment:
     twice = (
         {r for r in reals if reals.count(r) > 1} if ship and len(set(reals)) < len(reals) else ()
     )
+    wanted: list[Record | None] = [
+        result.record
+        if result.record is not None
+        else skill_to_record(result.skill, 0, item.md_path)
+        if ship
+        else None
+        for item, result in zip(part, loaded, strict=True)
+    ]
+    packed = iter(pack_records([r for r in wanted if r is not None]))
+    records = [next(packed) if r is not None else None for r in wanted]
     for i, (item, real, result) in enumerate(zip(part, reals, loaded, strict=True)):
-        record, rows, res = result.record, result.rows, result.resources
-        if record is not None:
+        record = records[i]
+        rows, res = result.rows, result.resources
+        cacheable = result.record is not None and record is not None
+        if result.record is not None and record is not None:
             entries[real] = record
             if rows is not None:
                 validated[real] = rows
@@ -980,14 +994,10 @@ def _segment(part: list[_Found], loaded: list[_Loaded], ship: bool) -> Segment:
                 validated.pop(real, None)
             if res[0] >= 0:
                 resources[real] = res
-        if ship and (record is None or res[0] < 0 or real in twice):
-            if record is None:  # unreadable file: enough to rebuild its skill
-                record = skill_to_record(result.skill, 0, item.md_path)
-                if record is None:
-                    raise ValueError(f"cannot ship {item.md_path}")
-                extra[i] = (record, rows, res, False)
-            else:
-                extra[i] = (record, rows, res, True)
+        if ship and (not cacheable or res[0] < 0 or real in twice):
+            if record is None:
+                raise ValueError(f"cannot ship {item.md_path}")  # its details do not pickle
+            extra[i] = (record, rows, res, cacheable)
     return {"entries": entries, "validated": validated, "resources": resources, "extra": extra}
 
 

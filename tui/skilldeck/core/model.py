@@ -10,10 +10,11 @@ import datetime
 import io
 import pickle
 import re
+import threading
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 
 class Severity(StrEnum):
@@ -151,10 +152,10 @@ def brief_of(description: str, limit: int = 160) -> str:
 
 
 class _Packable:
-    """Holds the packed details of a :class:`Skill` rebuilt from the metadata cache."""
+    """The slot where a :class:`PackedSkill` keeps its cache record (not a field)."""
 
     __slots__ = ("_packed",)
-    _packed: bytes
+    _packed: tuple[Any, ...] | None
 
 
 @dataclass(slots=True)
@@ -198,8 +199,9 @@ class Skill(_Packable):
         diagnostics: Parse and validation findings (lint findings are computed separately).
 
     A skill rebuilt from the metadata cache (:func:`skilldeck.core.cache.skill_from_record`)
-    leaves the fields in :data:`DETAILS` unset and keeps them as one pickle: they are
-    unpacked together on the first read of any.
+    is a :class:`PackedSkill` until one of its :data:`DETAILS` is read or written: those
+    stay unset and the cache record is kept (in ``_packed``); they are unpacked together
+    (blocks of rows are decoded as a whole, see :func:`unpack_details`).
     """
 
     name: str
@@ -384,33 +386,16 @@ def shared_triggers(row: tuple[Any, ...]) -> Triggers:
     return found
 
 
-_DETAIL_TYPES: tuple[type | tuple[type, ...], ...] = (
-    dict,
-    dict,
-    int,
-    int,
-    (str, type(None)),
-    tuple,
-    (str, type(None)),
-    (str, type(None)),
-    (str, type(None)),
-    tuple,
-    object,
-    tuple,
-    tuple,
-)
 _DETAIL_DEFAULTS: tuple[Any, ...] = ({}, {}, 1, 0, None, (), None, None, None, (), None, (), ())
 
+DetailRow = tuple[Any, ...]
+"""A skill's :data:`DETAILS` as plain data (tools and triggers as rows)."""
 
-def pack_details(skill: Skill) -> bytes | None:
-    """The :data:`DETAILS` of ``skill`` pickled (builtin data only; tools and triggers as
-    rows); the blob a skill already holds when none was read or replaced; None when they
-    cannot be pickled (nested too deep)."""
-    blob = packed_details(skill)
-    if blob is not None:
-        return blob
+
+def detail_row(skill: Skill) -> DetailRow:
+    """The :data:`DETAILS` of ``skill`` as plain data, for :func:`pack_block`."""
     trig = skill.triggers
-    values = (
+    return (
         skill.frontmatter,
         skill.field_lines,
         skill.body_line,
@@ -425,85 +410,180 @@ def pack_details(skill: Skill) -> bytes | None:
         (trig.keywords, trig.verbs, trig.patterns),
         tuple((t.name, t.purpose, t.required, t.origin) for t in skill.tools),
     )
+
+
+_COUNT = 4
+"""A block starts with its row count (4 bytes), then the pickled list of rows."""
+
+
+def pack_block(rows: list[DetailRow]) -> bytes | None:
+    """The detail rows of many skills as one block; None when they cannot be pickled
+    (nested too deep)."""
     try:
-        return pickle.dumps(values, pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(rows, pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, RecursionError, TypeError, ValueError):
         return None
+    return len(rows).to_bytes(_COUNT, "big") + data
 
 
-def unpack_details(blob: bytes) -> tuple[Any, ...]:
-    """Inverse of :func:`pack_details`, in :data:`DETAILS` order; the defaults for a blob
-    that does not decode or has the wrong shape."""
+def block_size(block: bytes) -> int:
+    """How many rows a :func:`pack_block` block holds."""
+    return int.from_bytes(block[:_COUNT], "big")
+
+
+def unpack_block(block: bytes) -> list[Any]:
+    """The rows of a block ([] for one that does not decode; rows are not checked)."""
+    stream = io.BytesIO(block)
+    stream.seek(_COUNT)
     try:
-        values = SafeUnpickler(io.BytesIO(blob)).load()
-    except Exception:  # a foreign or damaged blob: nothing to show rather than a crash
+        rows = SafeUnpickler(stream).load()
+    except Exception:  # a foreign or damaged block: nothing to show rather than a crash
+        return []
+    return rows if type(rows) is list else []
+
+
+_BLOCKS: dict[int, tuple[bytes, list[Any]]] = {}
+_BLOCKS_LOCK = threading.Lock()
+_BLOCKS_KEPT = 16
+"""Recently decoded blocks (skills of one block are usually read one after the other)."""
+
+
+def _block_row(block: bytes, item: int) -> Any:
+    """Row ``item`` of ``block``: each decoded row is given out once (its values are
+    mutable and become one skill's), a second ask decodes the block again."""
+    with _BLOCKS_LOCK:
+        hit = _BLOCKS.get(id(block))
+        if hit is None or hit[0] is not block:
+            if len(_BLOCKS) >= _BLOCKS_KEPT:
+                _BLOCKS.clear()
+            hit = _BLOCKS[id(block)] = (block, unpack_block(block))
+        rows = hit[1]
+        if not 0 <= item < len(rows):
+            return None
+        row = rows[item]
+        rows[item] = None
+    if row is None:
+        rows = unpack_block(block)
+        row = rows[item] if item < len(rows) else None
+    return row
+
+
+def _well_formed(row: Any) -> TypeGuard[tuple[Any, ...]]:
+    """True when ``row`` has the shape :func:`detail_row` gives."""
+    return (
+        type(row) is tuple
+        and len(row) == len(DETAILS)
+        and type(row[0]) is dict
+        and type(row[1]) is dict
+        and type(row[2]) is int
+        and type(row[3]) is int
+        and (row[4] is None or type(row[4]) is str)
+        and type(row[5]) is tuple
+        and (row[6] is None or type(row[6]) is str)
+        and (row[7] is None or type(row[7]) is str)
+        and (row[8] is None or type(row[8]) is str)
+        and type(row[9]) is tuple
+        and type(row[11]) is tuple
+        and type(row[12]) is tuple
+    )
+
+
+def unpack_details(packed: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The :data:`DETAILS` values of a packed skill (see :attr:`Skill._packed`): its last
+    two items are a block and an index in it, or None and the row itself. A row that does
+    not decode or has the wrong shape gives the defaults."""
+    block, item = packed[-2], packed[-1]
+    row = item if block is None else _block_row(block, item) if type(item) is int else None
+    if not _well_formed(row):
         return _DETAIL_DEFAULTS
-    if type(values) is not tuple or len(values) != len(DETAILS):
-        return _DETAIL_DEFAULTS
-    for value, kind in zip(values, _DETAIL_TYPES, strict=True):
-        if not isinstance(value, kind):
-            return _DETAIL_DEFAULTS
     try:
-        triggers = shared_triggers(values[11])
-        tools = tuple([shared_tool(row) for row in values[12]])
+        triggers = shared_triggers(row[11])
+        tools = tuple([shared_tool(each) for each in row[12]])
     except (TypeError, ValueError):
         return _DETAIL_DEFAULTS
-    return (*values[:11], triggers, tools)
+    return (*row[:11], triggers, tools)
 
 
-_SLOTS: tuple[Any, ...] = tuple(Skill.__dict__[name] for name in DETAILS)
-_PACKED: Any = _Packable.__dict__["_packed"]
+_GETTERS: dict[str, Any] = {name: Skill.__dict__[name].__get__ for name in DETAILS}
+_SET_CLASS: Any = object.__setattr__
 
 
-def _is_set(slot: Any, skill: Skill) -> bool:
-    try:
-        slot.__get__(skill, Skill)
-    except AttributeError:
-        return False
-    return True
+class PackedSkill(Skill):
+    """A skill rebuilt from the metadata cache whose :data:`DETAILS` are not set yet: the
+    first read or write of one unpacks them all, and it becomes a plain :class:`Skill`.
+
+    Only this class pays for the hooks; plain skills read and write their slots directly.
+    """
+
+    __slots__ = ()
+
+    def unpack(self) -> None:
+        """Set every detail from the packed record and become a plain :class:`Skill`."""
+        with _UNPACKING:
+            packed = self._packed
+            if packed is not None:
+                values = unpack_details(packed)
+                # Readers of an unset slot meanwhile wait for the lock (_Unpacking).
+                _SET_CLASS(self, "__class__", _Unpacking)
+                (
+                    self.frontmatter,
+                    self.field_lines,
+                    self.body_line,
+                    self.body_offset,
+                    self.version,
+                    self.tags,
+                    self.author,
+                    self.license,
+                    self.compatibility,
+                    self.allowed_tools,
+                    self.allowed_tools_raw,
+                    self.triggers,
+                    self.tools,
+                ) = values
+                self._packed = None
+            _SET_CLASS(self, "__class__", Skill)
+
+    if not TYPE_CHECKING:  # type checkers keep seeing Skill's fields only
+
+        def __getattr__(self, name: str) -> Any:
+            """Called for slots not set: the details of a packed skill."""
+            get = _GETTERS.get(name)
+            if get is None:
+                if name == "_packed":  # not set yet (a copy being made)
+                    return None
+                raise AttributeError(f"'Skill' object has no attribute {name!r}")
+            self.unpack()
+            return get(self, Skill)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _GETTERS:
+            self.unpack()  # the other details keep their packed values
+        object.__setattr__(self, name, value)
+
+    def __eq__(self, other: object) -> bool:
+        self.unpack()
+        return self == other
+
+    def __repr__(self) -> str:
+        self.unpack()
+        return repr(self)
 
 
-def packed_details(skill: Skill) -> bytes | None:
-    """The blob ``skill`` was rebuilt with, while none of its details was read or set."""
-    if not _is_set(_PACKED, skill) or any(_is_set(slot, skill) for slot in _SLOTS):
-        return None
-    blob: bytes = _PACKED.__get__(skill, Skill)
-    return blob
+_UNPACKING = threading.Lock()
 
 
-def _unpack(skill: Skill, slot: Any) -> Any:
-    """Set every detail slot not set yet from the packed details; the value of ``slot``."""
-    try:
-        blob = _PACKED.__get__(skill, Skill)
-    except AttributeError:  # not a packed skill: the slot was deleted
-        raise AttributeError(f"'Skill' object has no attribute {slot.__name__!r}") from None
-    for each, value in zip(_SLOTS, unpack_details(blob), strict=True):
-        if not _is_set(each, skill):
-            each.__set__(skill, value)
-    _PACKED.__delete__(skill)
-    return slot.__get__(skill, Skill)
+class _Unpacking(Skill):
+    """A :class:`PackedSkill` while :meth:`PackedSkill.unpack` sets its slots (plain stores,
+    no hook); a thread reading a slot not set yet waits for it."""
 
+    __slots__ = ()
 
-def _lazy(slot: Any) -> property:
-    get_slot = slot.__get__
+    if not TYPE_CHECKING:
 
-    def get(skill: Skill) -> Any:
-        try:
-            return get_slot(skill, Skill)
-        except AttributeError:  # a packed skill: unpack on first read
-            return _unpack(skill, slot)
-
-    return property(get, slot.__set__, slot.__delete__, doc=slot.__doc__)
-
-
-def _install_details() -> None:
-    """The slots keep storing the values; these properties unpack the details of a skill
-    rebuilt from the cache on first read."""
-    for name, slot in zip(DETAILS, _SLOTS, strict=True):
-        setattr(Skill, name, _lazy(slot))
-
-
-_install_details()
+        def __getattr__(self, name: str) -> Any:
+            with _UNPACKING:
+                pass
+            return object.__getattribute__(self, name)
 
 
 def _jsonable(value: Any) -> Any:
