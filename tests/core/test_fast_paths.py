@@ -442,3 +442,30 @@ def test_parallel_load_keeps_two_folders_sharing_one_skill_file(
     for use_cache in (False, True, True):
         again = run(tmp_path, use_cache=use_cache)
         assert [s.to_dict() for s in again.skills] == [s.to_dict() for s in serial.skills]
+
+
+@pytest.mark.parametrize("name", ["plain", "with space", "ünï-cødé", "a.b"])
+def test_skill_paths_built_directly_equal_parsed_ones(name: str) -> None:
+    parent = Path("/root") / "group"
+    folder, md_text = f"/root/group/{name}", f"/root/group/{name}/SKILL.md"
+    for pair in (discovery._pair_direct, discovery._pair_fallback):
+        try:
+            base, md = pair(parent, name, "SKILL.md", folder, md_text)
+        except AttributeError:  # another Python's paths: the fallback is what runs
+            assert discovery._pair is discovery._pair_fallback
+            continue
+        assert (base, md) == (Path(folder), Path(md_text))
+        assert (str(base), str(md)) == (folder, md_text)
+        assert (hash(base), hash(md)) == (hash(Path(folder)), hash(Path(md_text)))
+        assert md.parent == base and base.parent == parent and md.parts == Path(md_text).parts
+
+
+def test_warm_skill_paths_are_ordinary_paths(tmp_path: Path) -> None:
+    for i in range(3):
+        write_skill(tmp_path / "group", f"skill-{i}")
+    cold = discover([Root(tmp_path, Source.EXPLICIT)], Settings())
+    warm = discover([Root(tmp_path, Source.EXPLICIT)], Settings())
+    for a, b in zip(cold.skills, warm.skills, strict=True):
+        assert (a.path, a.base_dir) == (b.path, b.base_dir)
+        assert (str(a.path), str(a.base_dir)) == (str(b.path), str(b.base_dir))
+        assert b.path == Path(str(b.path)) and b.path.parent == b.base_dir
