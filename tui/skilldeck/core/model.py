@@ -363,14 +363,20 @@ _TOOLS: dict[tuple[Any, ...], ToolRef] = {}
 _TRIGGERS: dict[tuple[Any, ...], Triggers] = {}
 
 
+def _shared(table: dict[tuple[Any, ...], Any], row: tuple[Any, ...], make: Any) -> Any:
+    """``make(*row)``, one object per distinct row (bounded: the table starts over)."""
+    found = table.get(row)
+    if found is None:
+        if len(table) > 50_000:
+            table.clear()
+        found = table[row] = make(*row)
+    return found
+
+
 def shared_tool(row: tuple[Any, ...]) -> ToolRef:
     """The ToolRef of ``(name, purpose, required, origin)``, shared between skills (frozen,
     so cheaper to share than to build for each)."""
-    ref = _TOOLS.get(row)
-    if ref is None:
-        if len(_TOOLS) > 50_000:
-            _TOOLS.clear()
-        ref = _TOOLS[row] = ToolRef(*row)
+    ref: ToolRef = _shared(_TOOLS, row, ToolRef)
     return ref
 
 
@@ -378,15 +384,14 @@ def shared_triggers(row: tuple[Any, ...]) -> Triggers:
     """The Triggers of ``(keywords, verbs, patterns)``, shared between skills too."""
     if not any(row):
         return _NO_TRIGGERS
-    found = _TRIGGERS.get(row)
-    if found is None:
-        if len(_TRIGGERS) > 50_000:
-            _TRIGGERS.clear()
-        found = _TRIGGERS[row] = Triggers(*row)
+    found: Triggers = _shared(_TRIGGERS, row, Triggers)
     return found
 
 
-_DETAIL_DEFAULTS: tuple[Any, ...] = ({}, {}, 1, 0, None, (), None, None, None, (), None, (), ())
+def _detail_defaults() -> tuple[Any, ...]:
+    """What a packed skill gets when its row does not decode (fresh mutable values)."""
+    return ({}, {}, 1, 0, None, (), None, None, None, (), None, _NO_TRIGGERS, ())
+
 
 DetailRow = tuple[Any, ...]
 """A skill's :data:`DETAILS` as plain data (tools and triggers as rows)."""
@@ -495,12 +500,12 @@ def unpack_details(packed: tuple[Any, ...]) -> tuple[Any, ...]:
     block, item = packed[-2], packed[-1]
     row = item if block is None else _block_row(block, item) if type(item) is int else None
     if not _well_formed(row):
-        return _DETAIL_DEFAULTS
+        return _detail_defaults()
     try:
         triggers = shared_triggers(row[11])
         tools = tuple([shared_tool(each) for each in row[12]])
     except (TypeError, ValueError):
-        return _DETAIL_DEFAULTS
+        return _detail_defaults()
     return (*row[:11], triggers, tools)
 
 
