@@ -7,6 +7,7 @@ Everything here is plain data. Parsing lives in :mod:`skilldeck.core.parse`, dis
 from __future__ import annotations
 
 import datetime
+import functools
 import io
 import pickle
 import re
@@ -359,33 +360,22 @@ DETAILS = (
 """The :class:`Skill` fields a skill rebuilt from the metadata cache keeps packed until
 one of them is read (a listing needs none of them)."""
 
-_TOOLS: dict[tuple[Any, ...], ToolRef] = {}
-_TRIGGERS: dict[tuple[Any, ...], Triggers] = {}
 
-
-def _shared(table: dict[tuple[Any, ...], Any], row: tuple[Any, ...], make: Any) -> Any:
-    """``make(*row)``, one object per distinct row (bounded: the table starts over)."""
-    found = table.get(row)
-    if found is None:
-        if len(table) > 50_000:
-            table.clear()
-        found = table[row] = make(*row)
-    return found
-
-
+@functools.lru_cache(maxsize=50_000)
 def shared_tool(row: tuple[Any, ...]) -> ToolRef:
     """The ToolRef of ``(name, purpose, required, origin)``, shared between skills (frozen,
     so cheaper to share than to build for each)."""
-    ref: ToolRef = _shared(_TOOLS, row, ToolRef)
-    return ref
+    return ToolRef(*row)
 
 
 def shared_triggers(row: tuple[Any, ...]) -> Triggers:
     """The Triggers of ``(keywords, verbs, patterns)``, shared between skills too."""
-    if not any(row):
-        return _NO_TRIGGERS
-    found: Triggers = _shared(_TRIGGERS, row, Triggers)
-    return found
+    return _shared_triggers(row) if any(row) else _NO_TRIGGERS
+
+
+@functools.lru_cache(maxsize=50_000)
+def _shared_triggers(row: tuple[Any, ...]) -> Triggers:
+    return Triggers(*row)
 
 
 def _detail_defaults() -> tuple[Any, ...]:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import functools
 import hashlib
 import os
 import re
@@ -582,19 +583,10 @@ _IMPLICIT: dict[str | None, list[tuple[str, re.Pattern[str]]]] = (
 _WILDCARD = _IMPLICIT.get(None, [])
 
 
-_KEYS: dict[str, str | None] = {}
-
-
+@functools.lru_cache(maxsize=4096)
 def _plain_key(key: str) -> str | None:
     """``key`` (one shared string object per distinct key) if YAML reads it as a string."""
-    try:
-        return _KEYS[key]
-    except KeyError:
-        pass
-    canonical = sys.intern(key) if _tag(key) == _STR_TAG else None
-    if len(_KEYS) < 4096:
-        _KEYS[key] = canonical
-    return canonical
+    return sys.intern(key) if _tag(key) == _STR_TAG else None
 
 
 def _tag(value: str) -> str:
@@ -675,19 +667,12 @@ def _fast_value(value: str) -> tuple[bool, Any]:
 
 
 _KEY_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
-_LINE_KEYS: dict[str, str | None] = {}
 
 
+@functools.lru_cache(maxsize=4096)
 def _line_key(raw: str) -> str | None:
     """The key of a ``key: value`` line (text before the first colon), if fast-path plain."""
-    try:
-        return _LINE_KEYS[raw]
-    except KeyError:
-        pass
-    key = _plain_key(raw) if _KEY_TEXT.fullmatch(raw) else None
-    if len(_LINE_KEYS) < 4096:
-        _LINE_KEYS[raw] = key
-    return key
+    return _plain_key(raw) if _KEY_TEXT.fullmatch(raw) else None
 
 
 _LINE_MEMO_MAX = 80
