@@ -241,5 +241,5 @@ def is_disk_full(exc: BaseException) -> bool:
     """True when ``exc`` says the disk (or quota) is full, not that the file is damaged."""
     text = str(exc).lower()
     return isinstance(exc, sqlite3.OperationalError) and (
-        "database or disk is full" in text or "disk i/o error" in text and "full" in text
+        "database or disk is full" in text or ("disk i/o error" in text and "full" in text)
     )
