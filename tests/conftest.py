@@ -10,8 +10,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED_SKILLS = REPO / "skills"
-CORPUS = REPO.parent / "shared" / "corpus" / "skills"
-DEV_QUERIES = REPO.parent / "shared" / "eval" / "queries-dev.jsonl"
+SHARED = Path(os.environ.get("SKILLDECK_SHARED") or REPO.parent / "shared").expanduser()
+"""The shared material (real-world corpus, dev queries): ``SKILLDECK_SHARED`` or the
+``shared/`` folder beside the repository. Tests that need it skip, saying where they looked."""
+CORPUS = SHARED / "corpus" / "skills"
+DEV_QUERIES = SHARED / "eval" / "queries-dev.jsonl"
 
 
 @pytest.fixture(autouse=True)
@@ -50,10 +53,10 @@ def write_skill(
 def corpus_dir() -> Path:
     """The shared real-world corpus; skips with a clear message when it is absent."""
     if not CORPUS.is_dir():
-        pytest.skip(f"shared corpus not found at {CORPUS}")
+        pytest.skip(f"shared corpus not found at {CORPUS} (set SKILLDECK_SHARED)")
     return CORPUS
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    state = "present" if CORPUS.is_dir() else "absent"
+    state = "present" if CORPUS.is_dir() else "absent: corpus tests skip (set SKILLDECK_SHARED)"
     return f"skilldeck corpus: {state} ({CORPUS}); cwd={os.getcwd()}"
