@@ -15,12 +15,12 @@ from skilldeck.app.dialogs.resource_dialog import ResourceDialog
 from skilldeck.app.screens.help_screen import HelpScreen
 from skilldeck.app.screens.main_screen import RESULT_LIMIT, MainScreen
 from skilldeck.app.screens.review_screen import ReviewScreen
-from skilldeck.app.state import Hit, Ranked
 from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
 from skilldeck.app.widgets.preview_pane import PreviewPane
 from skilldeck.app.widgets.results_list import MORE_ID, REST_DELAY, ResultsList, row_markers
 from skilldeck.app.widgets.search_box import SearchBox
 from skilldeck.app.widgets.tools_table import ToolsTable
+from skilldeck.core.workspace import Hit, Ranked
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ async def test_typing_reranks_and_stale_answers_are_dropped(root: Path) -> None:
         assert status(app).startswith("1 match")
         screen = app.screen
         assert isinstance(screen, MainScreen)
-        stale = Ranked("pdf", [Hit(app.state.all_sorted()[2])], 1, 0.1)
+        stale = Ranked("pdf", [Hit(app.workspace.all_sorted()[2])], 1, 0.1)
         screen._apply(stale, None)
         assert names(app)[0] == "git-release"
         await pilot.press("escape")
@@ -99,11 +99,11 @@ async def test_row_markers_show_errors_warnings_tools_disabled_shadowed(
     write_skill(other, "pdf-forms", description="A second pdf-forms. Use when shadowing.")
     registry = tmp_path / "registry.json"
     app = new_app([root, other])
-    app.state.settings.registry_path = registry
+    app.workspace.settings.registry_path = registry
     registry.write_text(json.dumps({"vague": {"enabled": False}}), encoding="utf-8")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        state = app.state
+        state = app.workspace
         marks = {(s.name, s.root): row_markers(s, state).plain for s in state.all_sorted()}
         assert marks[("broken-yaml", root)][0] == "✖"
         assert marks[("vague", root)][1] == "▲"
@@ -255,7 +255,7 @@ async def test_file_watcher_picks_up_a_new_skill(root: Path) -> None:
                     description=f"Appears live ({attempt}). Use when watching.",
                 )
             await pilot.pause(0.05)
-            if app.state.catalog.get("watched-skill") is not None:
+            if app.workspace.catalog.get("watched-skill") is not None:
                 break
         await settle(pilot)
         assert "watched-skill" in names(app)
@@ -350,7 +350,7 @@ async def test_reordered_rows_reuse_renders_and_click_the_right_skill(root: Path
         assert len(results._strip_cache) >= len(hits)
         cached = len(results._strip_cache)
         reversed_hits = hits[::-1]
-        results.show(reversed_hits, len(reversed_hits), app.state)
+        results.show(reversed_hits, len(reversed_hits), app.workspace)
         await pilot.pause()
         # Same rows: only the two whose highlight changed (old and new first row) are drawn.
         assert len(results._strip_cache) == cached + 2
@@ -390,3 +390,18 @@ async def test_typing_repaints_the_search_box_without_a_screen_reflow(root: Path
         assert box.virtual_size.width > box.content_region.width  # wider than the box
         assert box.scroll_offset.x > 0  # ...so it scrolled to keep the cursor in view
         assert box.cursor_screen_offset.x < box.region.right
+
+
+async def test_store_repair_notice_is_shown_once(root: Path, tmp_path: Path) -> None:
+    from skilldeck.core.store import LocalStore
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "store.sqlite3").write_bytes(b"not a database at all" * 100)
+    store = LocalStore.open(home)
+    app = new_app([root], store=store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        shown = [n.message for n in app._notifications if "local store" in n.message]
+        assert len(shown) == 1 and "rebuilt" in shown[0]
+        assert names(app) == ["broken-yaml", "git-release", "pdf-forms", "vague"]

@@ -170,7 +170,7 @@ async def test_disable_then_enable_writes_only_the_registry(root: Path, tmp_path
     skill_md = root / "pdf-forms" / "SKILL.md"
     before = skill_md.read_bytes()
     app = new_app([root])
-    registry = app.state.settings.registry_file
+    registry = app.workspace.settings.registry_file
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press(*"pdf", "down", "e")

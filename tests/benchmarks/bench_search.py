@@ -8,7 +8,9 @@ SKILL.md files (Zipf-distributed pseudo-words, headings, a few KB of body) to a 
 parses them, builds the index (timed, RSS growth and array bytes measured), then times
 short queries, long queries and a query typed one character at a time (each keystroke is
 one search, as in the TUI). With comparison on (sizes <= 10k by default, up to 100k with
---compare-all) it also times ``rank_bm25.BM25Okapi.get_scores`` on the same tokens.
+--compare-all) it also times ``rank_bm25.BM25Okapi.get_scores`` on the same tokens. Last,
+the index is saved to a local store and loaded back (:mod:`skilldeck.core.search.persist`):
+unchanged, then with one skill edited (only its body is read again).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 SYLLABLES = [
     "ka",
@@ -107,10 +110,39 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def _persisted(index: Any, skills: list[Any], root: Path) -> dict[str, float]:
+    """Save to a local store, load back (nothing changed), then one skill edited."""
+    from skilldeck.core.discovery.frontmatter import parse_skill_file
+    from skilldeck.core.search.persist import load_or_build
+    from skilldeck.core.store import LocalStore
+
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-search-home-") as home:
+        store = LocalStore.open(Path(home))
+        t0 = time.perf_counter()
+        index.save(store, "bench")
+        out["save_s"] = time.perf_counter() - t0
+        out["store_mb"] = Path(home, "store.sqlite3").stat().st_size / 1e6
+        loads = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            load_or_build(skills, store, "bench", semantic=False)
+            loads.append(time.perf_counter() - t0)
+        out["load_s"] = statistics.median(loads)
+        edited = skills[len(skills) // 2].path
+        edited.write_text(edited.read_text(encoding="utf-8") + "\nedited\n", encoding="utf-8")
+        changed = list(skills)
+        changed[len(skills) // 2] = parse_skill_file(edited, root=root)
+        t0 = time.perf_counter()
+        load_or_build(changed, store, "bench", semantic=False)
+        out["update_one_s"] = time.perf_counter() - t0
+    return out
+
+
 def run_one(size: int, n_queries: int, compare: bool) -> dict[str, object]:
     """Benchmark one catalog size in this process; return the figures."""
+    from skilldeck.core.discovery.frontmatter import parse_skill_file
     from skilldeck.core.model import Source
-    from skilldeck.core.parse import parse_skill_file
     from skilldeck.core.search import SearchIndex
 
     rng = random.Random(size)
@@ -172,6 +204,7 @@ def run_one(size: int, n_queries: int, compare: bool) -> dict[str, object]:
         out["keystroke_cpu_p95_ms"] = _pct(keys_cpu, 0.95)
         out["load_average"] = os.getloadavg()[0]
         out["keystrokes"] = len(keys)
+        out.update(_persisted(index, skills, root))
         if compare:
             from rank_bm25 import BM25Okapi
 
@@ -238,6 +271,11 @@ def main() -> int:
             f"p95 {data['keystroke_p95_ms']:.2f} ms  CPU p50 {data['keystroke_cpu_p50_ms']:.2f} "
             f"p95 {data['keystroke_cpu_p95_ms']:.2f} ms  ({data['keystrokes']} keystrokes, "
             f"load average {data['load_average']:.1f})"
+        )
+        print(
+            f"  persisted    save {data['save_s']:.2f} s, store {data['store_mb']:.0f} MB, "
+            f"load (unchanged) {data['load_s'] * 1000:.0f} ms, "
+            f"one skill edited {data['update_one_s'] * 1000:.0f} ms"
         )
         if "rank_bm25_short_p50_ms" in data:
             print(

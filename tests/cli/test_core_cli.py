@@ -230,3 +230,18 @@ def test_no_command_without_tty_prints_list(skills_root: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "changelog-writer" in out.stdout
+
+
+def test_store_repair_notice_goes_to_stderr_once(
+    capsys: pytest.CaptureFixture[str], skills_root: Path
+) -> None:
+    home = Path(os.environ["SKILLDECK_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "store.sqlite3").write_bytes(b"not a database at all" * 100)
+    code, out, err = run(
+        capsys, "--root", str(skills_root), "search", "changelog", "--format", "json"
+    )
+    assert code == 0 and json.loads(out)["results"]
+    assert err.count("local store") == 1 and "rebuilt" in err
+    code, _out, err = run(capsys, "--root", str(skills_root), "list")
+    assert code == 0 and "local store" not in err, "a repaired store says nothing more"

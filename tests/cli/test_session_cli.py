@@ -28,8 +28,16 @@ def run(
     return proc
 
 
-def run_json(*args: str) -> Any:
-    return json.loads(run(*args, "--format", "json").stdout)
+def run_json(*args: str, check_rc: int | None = 0) -> Any:
+    return json.loads(run(*args, "--format", "json", check_rc=check_rc).stdout)
+
+
+def check_json(*args: str) -> Any:
+    """``session check`` in JSON; its exit status says whether the tool is allowed."""
+    proc = run("session", "check", *args, "--format", "json", check_rc=None)
+    decision = json.loads(proc.stdout)
+    assert proc.returncode == (0 if decision["allowed"] else 1), proc.stderr
+    return decision
 
 
 @pytest.fixture
@@ -47,7 +55,7 @@ def skills(tmp_path: Path) -> Path:
 def test_session_lifecycle(skills: Path) -> None:
     sid = run_json("session", "new", "--mode", "approval", "--label", "demo")["id"]
     assert run("session", "new").stdout.strip() != sid
-    decision = run_json("session", "check", sid, "Bash")
+    decision = check_json(sid, "Bash")
     assert decision == {
         "allowed": False,
         "requires_approval": True,
@@ -56,19 +64,19 @@ def test_session_lifecycle(skills: Path) -> None:
     }
     loaded = run("--root", str(skills), "session", "load", sid, "gitlog", "the", "week")
     assert "Summarise the week" in loaded.stdout
-    assert run_json("session", "check", sid, "Bash")["reason"] == "skill_allowlist"
+    assert check_json(sid, "Bash")["reason"] == "skill_allowlist"
     run("session", "approve", sid, "Write")
-    assert run_json("session", "check", sid, "Write")["reason"] == "approved"
+    assert check_json(sid, "Write")["reason"] == "approved"
     denied = run_json("session", "deny", sid, "Write")
     assert denied["denied"] == ["Write"]
-    assert run_json("session", "check", sid, "Write") == {
+    assert check_json(sid, "Write") == {
         "allowed": False,
         "requires_approval": False,
         "reason": "denied",
         "matched": "Write",
     }
     assert run_json("session", "mode", sid, "strict")["mode"] == "strict"
-    assert run_json("session", "check", sid, "Grep")["reason"] == "not_in_allowlist"
+    assert check_json(sid, "Grep")["reason"] == "not_in_allowlist"
     shown = run_json("session", "show", sid)
     assert shown["active_skills"] == ["gitlog"] and shown["label"] == "demo"
     actions = [(e["actor"], e["action"]) for e in shown["audit"]]
@@ -78,7 +86,7 @@ def test_session_lifecycle(skills: Path) -> None:
     assert sid in {s["id"] for s in listed}
     assert "demo" in run("session", "list").stdout
     assert run_json("session", "end", sid)["ended"] is not None
-    assert run_json("session", "check", sid, "Read")["reason"] == "no_session"
+    assert check_json(sid, "Read")["reason"] == "no_session"
     assert sid not in {s["id"] for s in run_json("session", "list")["sessions"]}
     assert run_json("session", "prune", "--older-than", "0")["sessions"] == 1
     assert "audit" in run("session", "show", run("session", "new").stdout.strip()).stdout
@@ -173,7 +181,7 @@ def test_project_mcp_config_runs_only_on_refresh(tmp_path: Path) -> None:
 
 def test_telemetry_command(skills: Path) -> None:
     sid = run("session", "new").stdout.strip()
-    run("session", "check", sid, "Bash")
+    run("session", "check", sid, "Bash", check_rc=1)
     run("--root", str(skills), "session", "load", sid, "gitlog")
     summary = run_json("telemetry", "--since", "7d")
     assert summary["events"]["tool_authorization"] == 1

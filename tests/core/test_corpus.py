@@ -7,8 +7,9 @@ from pathlib import Path
 
 from skilldeck.core.config import Settings
 from skilldeck.core.discovery import Root, discover
+from skilldeck.core.discovery.frontmatter import parse_skill_file, read_body
 from skilldeck.core.model import Source
-from skilldeck.core.parse import parse_skill_file, read_body
+from skilldeck.core.store import LocalStore
 
 
 def all_skill_files(root: Path) -> list[Path]:
@@ -45,7 +46,11 @@ def test_corpus_parse_and_bodies(corpus_dir: Path) -> None:
 
 
 def test_corpus_warm_equals_cold(corpus_dir: Path) -> None:
-    cold = discover([Root(corpus_dir, Source.EXPLICIT)], Settings(), use_cache=False)
-    discover([Root(corpus_dir, Source.EXPLICIT)], Settings())
-    warm = discover([Root(corpus_dir, Source.EXPLICIT)], Settings())
-    assert [s.to_dict() for s in warm.skills] == [s.to_dict() for s in cold.skills]
+    roots = [Root(corpus_dir, Source.EXPLICIT)]
+    plain = discover(roots, Settings())
+    store = LocalStore.open()
+    cold = discover(roots, Settings(), store=store)
+    warm = discover(roots, Settings(), store=store)
+    assert [s.to_dict() for s in cold.skills] == [s.to_dict() for s in plain.skills]
+    assert [s.to_dict() for s in warm.skills] == [s.to_dict() for s in plain.skills]
+    assert warm.skills == plain.skills

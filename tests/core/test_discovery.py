@@ -10,9 +10,18 @@ import pytest
 
 from conftest import write_skill
 from skilldeck.core.config import Settings, bundled_skills_dir
-from skilldeck.core.discovery import Root, default_roots, discover, load_catalog, refresh_skill
+from skilldeck.core.discovery import Root, default_roots, discover
 from skilldeck.core.errors import SkilldeckError
-from skilldeck.core.model import Source
+from skilldeck.core.model import Catalog, Source
+from skilldeck.core.store import LocalStore
+
+
+def load_catalog(
+    paths: list[Path] | None, settings: Settings, *, cwd: Path | None = None
+) -> Catalog:
+    """Explicit roots (later wins) or, when None, the default roots of ``cwd``."""
+    roots = [Root(p, Source.EXPLICIT) for p in paths] if paths else default_roots(settings, cwd)
+    return discover(roots, settings)
 
 
 def names(catalog: object) -> list[str]:
@@ -214,6 +223,22 @@ def test_default_roots_precedence_and_project_walk(tmp_path: Path) -> None:
     ]
 
 
+def test_default_roots_find_agent_and_deep_agents_skills(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    for rel in (".agents/skills", ".agent/skills", "agents/team/bot/skills", "agents/x/skills"):
+        (repo / rel).mkdir(parents=True)
+    (repo / "agents" / "x" / "skills" / "inner" / "skills").mkdir(parents=True)  # not a root
+    (repo / "agents" / "_drafts" / "skills").mkdir(parents=True)
+    roots = [r.path for r in default_roots(Settings(), cwd=repo) if r.source is Source.PROJECT]
+    assert roots == [
+        repo / ".agents" / "skills",
+        repo / ".agent" / "skills",
+        repo / "agents" / "team" / "bot" / "skills",
+        repo / "agents" / "x" / "skills",
+    ]
+
+
 def test_default_roots_without_git_use_cwd_only(tmp_path: Path) -> None:
     (tmp_path / "skills").mkdir()
     cwd = tmp_path / "work"
@@ -286,44 +311,47 @@ def test_validation_profile_diagnostics_applied(tmp_path: Path) -> None:
     assert len(default.skills[0].diagnostics) <= len(strict.skills[0].diagnostics)
 
 
-def test_refresh_skill_sees_changes(tmp_path: Path) -> None:
+def test_rediscovery_with_a_store_sees_changes(tmp_path: Path) -> None:
+    store = LocalStore.open()
+    roots = [Root(tmp_path, Source.EXPLICIT)]
     path = write_skill(tmp_path, "one", description="Old.")
-    catalog = discover([Root(tmp_path, Source.EXPLICIT)], Settings())
+    discover(roots, Settings(), store=store)
     path.write_text("---\nname: one\ndescription: New text here.\n---\n")
     os.utime(path, ns=(1, 1))
     write_skill(tmp_path, "two")
-    catalog = refresh_skill(catalog, path, Settings())
+    catalog = discover(roots, Settings(), store=store)
     assert catalog.get("one").description == "New text here."  # type: ignore[union-attr]
     assert catalog.names() == ["one", "two"]
     (tmp_path / "two" / "SKILL.md").unlink()
-    catalog = refresh_skill(catalog, tmp_path / "two" / "SKILL.md", Settings())
+    catalog = discover(roots, Settings(), store=store)
     assert catalog.names() == ["one"]
 
 
 def test_order_is_deterministic(tmp_path: Path) -> None:
     for name in ("zeta", "alpha", "Mid", "beta/inner"):
         write_skill(tmp_path, name.split("/")[-1], folder=name)
-    one = discover([Root(tmp_path, Source.EXPLICIT)], Settings(), use_cache=False)
+    one = discover([Root(tmp_path, Source.EXPLICIT)], Settings())
     two = discover([Root(tmp_path, Source.EXPLICIT)], Settings())
     assert names(one) == names(two) == sorted(names(one))
 
 
-def test_parallel_parse_equals_serial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import skilldeck.core.discovery as discovery
-
+def test_store_gives_what_parsing_gives(tmp_path: Path) -> None:
     for i in range(12):
         write_skill(tmp_path, f"s{i:02d}", extra="allowed-tools: Read Bash(git log:*)\n")
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "SKILL.md").write_bytes(b"---\nname: [x\n---\n")
-    serial = discover([Root(tmp_path, Source.EXPLICIT)], Settings(), use_cache=False)
-    monkeypatch.setattr(discovery, "PARALLEL_MIN", 4)
-    if not discovery._parallel_ok(20):
-        pytest.skip("forked workers not available here")
-    parallel = discover([Root(tmp_path, Source.EXPLICIT)], Settings())
-    assert [s.to_dict() for s in parallel.skills] == [s.to_dict() for s in serial.skills]
-    warm = discover([Root(tmp_path, Source.EXPLICIT)], Settings())
-    assert [s.to_dict() for s in warm.skills] == [s.to_dict() for s in serial.skills]
+    for path in tmp_path.rglob("*"):
+        os.utime(path, ns=(10**18, 10**18))  # not racy: rows are trusted next time
+    roots = [Root(tmp_path, Source.EXPLICIT)]
+    plain = discover(roots, Settings())
+    store = LocalStore.open()
+    cold = discover(roots, Settings(), store=store)
+    warm = discover(roots, Settings(), store=store)
+    expected = [s.to_dict() for s in plain.skills]
+    assert [s.to_dict() for s in cold.skills] == expected
+    assert [s.to_dict() for s in warm.skills] == expected
+    assert warm.skills == plain.skills
 
 
 def test_identical_bundled_copy_is_listed_once(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import write_skill
+from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.lint import (
     RULES,
     LintConfig,
@@ -23,7 +24,6 @@ from skilldeck.core.lint import (
 )
 from skilldeck.core.lint.overlap import find_overlaps
 from skilldeck.core.model import Catalog, Severity, Skill, Source, Triggers
-from skilldeck.core.parse import parse_skill_file
 
 GOOD = "Splits and merges PDF files page by page. Use when the user has PDFs to split."
 
@@ -528,7 +528,7 @@ FRONTMATTER_LINES = st.sampled_from(
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(FRONTMATTER_LINES, max_size=6), body=st.text(max_size=300))
 def test_lint_and_validate_never_raise(lines: list[str], body: str) -> None:
-    from skilldeck.core.parse import parse_bytes
+    from skilldeck.core.discovery.frontmatter import parse_bytes
     from skilldeck.core.validate import PROFILES, validate_skill
 
     text = "---\n" + "\n".join(lines) + "\n---\n" + body

@@ -15,6 +15,7 @@ from conftest import (  # type: ignore[import-not-found,unused-ignore]
     SHIPPED_SKILLS,
     write_skill,
 )
+from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.loader import (
     DESCRIPTION_FLOOR,
@@ -24,7 +25,6 @@ from skilldeck.core.loader import (
     suggest_names,
 )
 from skilldeck.core.model import Diagnostic, Severity, Skill
-from skilldeck.core.parse import parse_skill_file
 from skilldeck.core.tokens import estimate_tokens
 
 LONG_DESC = (

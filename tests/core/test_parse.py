@@ -6,21 +6,19 @@ import os
 from pathlib import Path
 
 import pytest
-import yaml
 
 from conftest import write_skill
-from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.model import Severity, Source, ToolRef
-from skilldeck.core.parse import (
+from skilldeck.core.discovery.frontmatter import (
     MAX_RESOURCES,
     MAX_SKILL_BYTES,
-    _fast_yaml,
     parse_bytes,
     parse_skill_file,
     read_body,
     read_source,
     split_allowed_tools,
 )
+from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.model import Severity, Source, ToolRef
 
 
 def write(tmp_path: Path, data: bytes, folder: str = "demo", name: str = "SKILL.md") -> Path:
@@ -358,37 +356,3 @@ def test_parse_bytes_matches_file(tmp_path: Path) -> None:
 def test_read_body_for_skill_without_frontmatter(tmp_path: Path) -> None:
     skill = parse_skill_file(write(tmp_path, b"\xef\xbb\xbfplain\r\ntext"))
     assert read_body(skill) == "plain\ntext"
-
-
-FAST_CASES = [
-    "name: a\ndescription: b c d\n",
-    "name: 'quoted: yes'\ndescription: \"double # not comment\"\n",
-    "name: a\ntags: [x, y z, 3, true]\n",
-    "name: a\nmetadata:\n  version: '1.0'\n  author: me\n",
-    "name: a\nlist:\n- one\n- two\n",
-    "name: a\nlist:\n  - one\n  - 'two'\n\nother: x\n",
-    "name: yes\n",
-    "on: a\n",
-    "name: 1.0\n",
-    "name: a\nname: b\n",
-    "name: a # comment\n",
-    "description: Use [this], and {that}, ok\n",
-    "a: 007\nb: 0x1F\nc: 12:30\nd: ~\ne: null\nf: 2024-01-01\n",
-    "a: -dash\nb: ?q\n",
-    "a:\n  b:\n    c: d\n",
-    "a: [x, [y]]\n",
-    "a: [x,]\n",
-    "a: 'it''s'\n",
-    "a: b: c\n",
-    "a: x\n  continued\n",
-    "a:\n",
-]
-
-
-@pytest.mark.parametrize("text", FAST_CASES)
-def test_fast_path_equals_yaml_or_declines(text: str) -> None:
-    fast = _fast_yaml(text)
-    if fast is None:
-        return
-    assert fast[0] == yaml.load(text, Loader=yaml.SafeLoader)
-    assert list(fast[0]) == list(yaml.load(text, Loader=yaml.SafeLoader))

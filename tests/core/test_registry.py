@@ -10,9 +10,9 @@ import pytest
 from conftest import write_skill
 from skilldeck.core.config import Settings
 from skilldeck.core.discovery import Root, discover
+from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Source
-from skilldeck.core.parse import parse_skill_file
 from skilldeck.core.registry import Registry, RegistryEntry, set_enabled
 
 

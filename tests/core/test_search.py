@@ -12,8 +12,8 @@ from rank_bm25 import BM25Okapi
 
 from conftest import write_skill
 from skilldeck.core.config import Settings
+from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.model import Source
-from skilldeck.core.parse import parse_skill_file
 from skilldeck.core.search import (
     BM25Postings,
     SearchIndex,
@@ -373,7 +373,7 @@ def test_agent_search_threshold_override(catalog_root: Path) -> None:
 
 
 def test_one_or_two_letters_rank_by_name_prefix(tmp_path: Path) -> None:
-    from skilldeck.core.parse import parse_skill_file
+    from skilldeck.core.discovery.frontmatter import parse_skill_file
     from skilldeck.core.search import SearchIndex
 
     specs = {

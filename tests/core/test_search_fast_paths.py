@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from conftest import write_skill
+from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.model import Skill, Source
-from skilldeck.core.parse import parse_skill_file
 from skilldeck.core.search import SearchIndex
 from skilldeck.core.search.index import FIELD_WEIGHTS, FIELDS, SEMANTIC_FIELD_WEIGHTS
 from skilldeck.core.search.postings import FieldPostings

@@ -14,8 +14,8 @@ import pytest
 import skilldeck.core.search.index as search_index
 from conftest import CORPUS, DEV_QUERIES, write_skill
 from skilldeck.core import telemetry
+from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.model import Skill, Source
-from skilldeck.core.parse import parse_skill_file
 from skilldeck.core.search import SearchIndex, evaluate, index_ranker, load_queries
 from skilldeck.core.search import semantic as semantic_mod
 

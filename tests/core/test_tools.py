@@ -11,8 +11,8 @@ import pytest
 
 from conftest import write_skill
 from skilldeck.core.config import Settings, cache_dir
+from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.model import Severity, Skill, ToolRef
-from skilldeck.core.parse import parse_skill_file
 from skilldeck.core.tools import (
     BUILTIN_TOOLS,
     McpQueryError,

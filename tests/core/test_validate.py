@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import write_skill
+from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Diagnostic, Severity, Skill
-from skilldeck.core.parse import parse_skill_file
 from skilldeck.core.validate import CHECKS, PROFILES, name_problems, validate_skill
 
 GOOD_DESC = "Formats Python files with ruff. Use when the user asks to tidy Python code."

@@ -18,7 +18,7 @@ def _service(root: Path, **settings: object) -> SkillService:
     return SkillService(Settings(semantic=False, **settings), [root])  # type: ignore[arg-type]
 
 
-def test_index_follows_changes_incrementally(tmp_path: Path) -> None:
+def test_index_follows_changes(tmp_path: Path) -> None:
     root = tmp_path / "skills"
     write_skill(root, "git-history", description="Summarise git history. Use for commits.")
     service = _service(root)
@@ -26,7 +26,8 @@ def test_index_follows_changes_incrementally(tmp_path: Path) -> None:
     assert not service.refresh()
     write_skill(root, "csv-cleaner", description="Clean CSV files. Use when a CSV is broken.")
     assert service.refresh()
-    assert service.index() is index, "a small change updates the index in place"
+    index = service.index()  # the workspace's, updated for what changed (see the store)
+    assert len(index) == 2
     with service.index_lock:
         names = [r.skill.name for r in index.search("clean csv files").results]
     assert names[0] == "csv-cleaner"
@@ -94,3 +95,19 @@ def test_joining_needs_an_open_session(tmp_path: Path, isolated_home: Path) -> N
 
 def _service_join(root: Path, session_id: str) -> SkillService:
     return SkillService(Settings(semantic=False), [root], session_id=session_id)
+
+
+def test_store_repair_notice_is_logged_to_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from skilldeck.core.store import LocalStore
+
+    root, home = tmp_path / "skills", tmp_path / "home"
+    write_skill(root, "git-history", description="Summarise git history. Use for commits.")
+    home.mkdir()
+    (home / "store.sqlite3").write_bytes(b"not a database at all" * 100)
+    service = SkillService(Settings(semantic=False), [root], store=LocalStore.open(home))
+    captured = capsys.readouterr()
+    assert captured.out == "", "stdout carries the protocol"
+    assert captured.err.count("local store") == 1
+    assert service.search_skills("git history").data["results"][0]["name"] == "git-history"

@@ -1,4 +1,5 @@
-"""The Skilldeck Textual application: owns the catalog state, workers and the session store."""
+"""The Skilldeck Textual application: runs the workspace's stages in workers, owns the
+session store and hands the workspace to its screens."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from textual.worker import get_current_worker
 
 from skilldeck.app import heap
 from skilldeck.app.commands import SkillCommands
-from skilldeck.app.state import DeckState
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
+from skilldeck.core.workspace import Workspace
 
 if TYPE_CHECKING:
     from skilldeck.core.sessions import Session, SessionStore
@@ -32,7 +33,7 @@ class SkilldeckApp(App[int]):
     """Browse, search, review and govern Agent Skills.
 
     Args:
-        state: Catalog state (empty until discovery fills it).
+        workspace: The skills and what derives from them (empty until discovery runs).
         watch: Follow file changes under the roots.
         poll_interval: Seconds between checks of the session store for outside changes.
         debounce: Seconds of typing quiet before a search runs (0: search every keystroke).
@@ -73,7 +74,7 @@ class SkilldeckApp(App[int]):
 
     def __init__(
         self,
-        state: DeckState,
+        workspace: Workspace,
         *,
         watch: bool = True,
         poll_interval: float = 1.0,
@@ -82,7 +83,7 @@ class SkilldeckApp(App[int]):
         semantic: bool | None = None,
     ) -> None:
         super().__init__()
-        self.state = state
+        self.workspace = workspace
         self.watch_files = watch
         self.poll_interval = poll_interval
         self.debounce = debounce
@@ -90,7 +91,7 @@ class SkilldeckApp(App[int]):
         """Runs full garbage collections when the user pauses (see :mod:`skilldeck.app.heap`)."""
         self.deterministic = deterministic
         if semantic is None:
-            semantic = state.settings.semantic and os.environ.get(ENV_SEMANTIC, "") == "1"
+            semantic = workspace.settings.semantic and os.environ.get(ENV_SEMANTIC, "") == "1"
         self.use_semantic = semantic
         self._store: SessionStore | None = None
         self._watching = False
@@ -98,7 +99,7 @@ class SkilldeckApp(App[int]):
     @property
     def settings(self) -> Settings:
         """Loaded settings."""
-        return self.state.settings
+        return self.workspace.settings
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -108,7 +109,9 @@ class SkilldeckApp(App[int]):
         self.theme = "textual-dark"
         self.collector.start()
         self.set_interval(0.5, self.collector.tick)
-        self.push_screen(MainScreen())
+        self.push_screen(MainScreen(self.workspace))
+        for notice in self.workspace.notices:
+            self.notify(notice, title="Skilldeck", severity="warning", timeout=10)
         self.discover()
         if self.poll_interval > 0:
             self.set_interval(self.poll_interval, self._poll_store)
@@ -129,14 +132,12 @@ class SkilldeckApp(App[int]):
             if not worker.is_cancelled:
                 self.call_from_thread(setattr, self, "discovered", count)
 
-        def scan() -> None:
-            self.state.discover(progress)
-
-        stages: tuple[tuple[str, Callable[[], None]], ...] = (
-            ("discovering", scan),
-            ("linting", self.state.run_lint),
-            ("indexing", self.state.build_index),
-            ("checking tools", self.state.load_tools),
+        workspace = self.workspace
+        stages: tuple[tuple[str, Callable[[], object]], ...] = (
+            ("discovering", lambda: workspace.discover(progress)),
+            ("linting", workspace.lint),
+            ("indexing", workspace.index),
+            ("checking tools", workspace.tools),
         )
         for name, stage in stages:
             if worker.is_cancelled:
@@ -158,9 +159,9 @@ class SkilldeckApp(App[int]):
                 )
             self.call_from_thread(self.bump)
         heap.settle()
-        self.call_from_thread(self._set_progress, False, "", len(self.state.catalog.skills))
+        self.call_from_thread(self._set_progress, False, "", len(workspace.catalog.skills))
         self.call_from_thread(self._discovery_done)
-        for diag in self.state.catalog.diagnostics[:5]:
+        for diag in workspace.catalog.diagnostics[:5]:
             self.call_from_thread(
                 self.notify, f"{diag.code}: {diag.message}", severity="warning", timeout=6
             )
@@ -174,14 +175,15 @@ class SkilldeckApp(App[int]):
         if self.watch_files and not self._watching:
             self._watching = True
             self.watch_roots()
-        if self.use_semantic and self.state.index is not None and not self.state.semantic:
+        workspace = self.workspace
+        if self.use_semantic and workspace.has_index() and not workspace.semantic():
             self._embed()
 
     @work(thread=True, exclusive=True, group="semantic")
     def _embed(self) -> None:
         self.call_from_thread(setattr, self, "stage", "semantic index")
         try:
-            on = self.state.enable_semantic()
+            on = self.workspace.enable_semantic()
         except Exception as exc:
             on = False
             self.call_from_thread(
@@ -201,9 +203,9 @@ class SkilldeckApp(App[int]):
 
     def watched_paths(self) -> list[Path]:
         """The folders to watch: the catalog roots that exist."""
-        paths = [p for p, _source in self.state.catalog.roots if p.is_dir()]
-        if not paths and self.state.roots:
-            paths = [p for p in self.state.roots if p.is_dir()]
+        paths = [p for p, _source in self.workspace.catalog.roots if p.is_dir()]
+        if not paths and self.workspace.explicit_roots:
+            paths = [p for p in self.workspace.explicit_roots if p.is_dir()]
         return paths
 
     @work(exclusive=True, group="watch")
@@ -232,14 +234,15 @@ class SkilldeckApp(App[int]):
             self.notify(f"Live updates stopped: {exc}", severity="warning")
 
     async def apply_changes(self, paths: list[Path]) -> None:
-        """Re-read the given SKILL.md files (changed, added or removed) and repaint."""
-        for path in paths:
-            try:
-                await asyncio.to_thread(self.state.refresh, path)
-            except SkilldeckError as exc:
-                self.notify(exc.message, severity="error")
-            except Exception as exc:
-                self.notify(f"Could not refresh {path.name}: {exc}", severity="error")
+        """Bring the workspace up to date after SKILL.md files changed, appeared or went
+        (discovery again: unchanged skills come from the store), then repaint."""
+        try:
+            await asyncio.to_thread(self.workspace.refresh, paths)
+        except SkilldeckError as exc:
+            self.notify(exc.message, severity="error")
+        except Exception as exc:
+            names = ", ".join(p.name for p in paths[:3])
+            self.notify(f"Could not refresh {names}: {exc}", severity="error")
         self.bump()
 
     # ----------------------------------------------------------------- sessions
@@ -330,7 +333,7 @@ class SkilldeckApp(App[int]):
         from skilldeck.app.screens.review_screen import ReviewScreen
 
         if not isinstance(self.screen, ReviewScreen):
-            self.push_screen(ReviewScreen())
+            self.push_screen(ReviewScreen(self.workspace))
 
     def action_sessions(self) -> None:
         """Open the sessions and approvals screen."""

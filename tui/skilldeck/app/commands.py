@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-if TYPE_CHECKING:
-    from skilldeck.app.app import SkilldeckApp
+from skilldeck.app.deck import DeckHost
 
 ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Review mode: all diagnostics", "review", "Every finding across all skills, grouped"),
@@ -30,11 +29,8 @@ class SkillCommands(Provider):
     """Skills by name and Skilldeck actions."""
 
     @property
-    def _deck(self) -> SkilldeckApp:
-        from skilldeck.app.app import SkilldeckApp
-
-        assert isinstance(self.app, SkilldeckApp)
-        return self.app
+    def _deck(self) -> DeckHost:
+        return cast("DeckHost", self.app)
 
     def _runner(self, action: str) -> Callable[[], None]:
         async def run() -> None:
@@ -58,7 +54,7 @@ class SkillCommands(Provider):
             if score > 0:
                 yield Hit(score, matcher.highlight(label), self._runner(action), help=help_text)
         needle = query.lower().strip()
-        for i, skill in enumerate(self._deck.state.all_sorted()):
+        for i, skill in enumerate(self._deck.workspace.all_sorted()):
             if i % 500 == 499:
                 await asyncio.sleep(0)
             if needle and needle[0] not in skill.name.lower():

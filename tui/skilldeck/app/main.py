@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skilldeck.app.app import SkilldeckApp
-from skilldeck.app.state import DeckState
 from skilldeck.core.config import Settings, load_settings
+from skilldeck.core.workspace import Workspace
+
+if TYPE_CHECKING:
+    from skilldeck.core.store import LocalStore
 
 
 def make_app(
@@ -19,6 +23,7 @@ def make_app(
     debounce: float = 0.06,
     deterministic: bool = False,
     semantic: bool | None = None,
+    store: LocalStore | None = None,
 ) -> SkilldeckApp:
     """Build the app over ``roots`` (None: the default discovery roots).
 
@@ -32,13 +37,15 @@ def make_app(
         deterministic: Hide timings and cursor blink (snapshots and screenshots).
         semantic: Embedding signal on/off (None: ``settings.semantic`` and
             ``SKILLDECK_TUI_SEMANTIC=1``; slow to start).
+        store: The local store (default: the one under ``SKILLDECK_HOME``).
 
     Returns:
         The app, not yet running.
     """
-    state = DeckState(settings=settings or load_settings(), profile=profile, roots=roots)
+    resolved = [p.expanduser().resolve() for p in roots] if roots else None
+    workspace = Workspace(settings or load_settings(), resolved, profile=profile, store=store)
     return SkilldeckApp(
-        state,
+        workspace,
         watch=watch,
         poll_interval=poll_interval,
         debounce=debounce,

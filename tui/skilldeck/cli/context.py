@@ -1,18 +1,25 @@
-"""What every CLI command shares: options, settings, the catalog and output helpers."""
+"""What every CLI command shares: options, settings, the workspace and output helpers."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import secrets
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from skilldeck.core.config import Settings, load_settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Catalog, Severity
+from skilldeck.core.safe_text import for_terminal
 from skilldeck.core.validate import PROFILES
+
+if TYPE_CHECKING:
+    from skilldeck.core.store import LocalStore
+    from skilldeck.core.workspace import Workspace
 
 _COLORS = {
     "red": "\x1b[31m",
@@ -23,12 +30,23 @@ _COLORS = {
     "bold": "\x1b[1m",
     "cyan": "\x1b[36m",
 }
+_COLORS["reset"] = "\x1b[0m"
+_NONCE = secrets.token_hex(8)
+"""Per-process secret in the colour marks, so text from a skill cannot forge one."""
+_MARK = re.compile(f"\U000f0000{_NONCE}([a-z]+)\U000f0001")
+"""What :meth:`CliContext.paint` writes around text; :meth:`CliContext.echo` turns the marks
+into colour codes after every other control character was escaped."""
+
+
+def _mark(color: str) -> str:
+    return f"\U000f0000{_NONCE}{color}\U000f0001"
+
 SEVERITY_COLOR = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
 
 
 @dataclass
 class CliContext:
-    """Options and lazily built state for one CLI run.
+    """Options and the lazily opened workspace of one CLI run.
 
     Attributes:
         root_args: ``--root`` values in the order given.
@@ -47,7 +65,8 @@ class CliContext:
     color: bool = False
     settings: Settings = field(default_factory=Settings)
     out: TextIO = field(default_factory=lambda: sys.stdout)
-    _catalog: Catalog | None = None
+    _store: LocalStore | None = None
+    _workspace: Workspace | None = None
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> CliContext:
@@ -94,23 +113,53 @@ class CliContext:
                 raise SkilldeckError(ErrorCode.NOT_FOUND, f"--root {path}: no such folder")
         return paths
 
-    def catalog(self) -> Catalog:
-        """Discover skills once per run."""
-        if self._catalog is None:
-            from skilldeck.core.discovery import load_catalog
+    def store(self) -> LocalStore:
+        """The local store, opened once per run; its repair notices go to stderr."""
+        if self._store is None:
+            from skilldeck.core.store import LocalStore
 
-            self._catalog = load_catalog(self.roots, self.settings, profile=self.profile)
-        return self._catalog
+            self._store = LocalStore.open()
+            for notice in self._store.notices:
+                self.warn(notice)
+        return self._store
+
+    def open_workspace(self, roots: list[Path] | None) -> Workspace:
+        """A workspace over ``roots`` (None: the default roots) sharing this run's store."""
+        from skilldeck.core.workspace import Workspace
+
+        return Workspace(self.settings, roots, profile=self.profile, store=self.store())
+
+    def workspace(self) -> Workspace:
+        """The workspace of the ``--root`` options, discovered once per run."""
+        if self._workspace is None:
+            workspace = self.open_workspace(self.roots)
+            workspace.discover()
+            self._workspace = workspace
+        return self._workspace
+
+    def catalog(self) -> Catalog:
+        """The workspace's catalog (discovered once per run)."""
+        return self.workspace().catalog
 
     def paint(self, text: str, color: str) -> str:
         """Colour ``text`` when colour is on."""
         if not self.color or color not in _COLORS:
             return text
-        return f"{_COLORS[color]}{text}\x1b[0m"
+        return f"{_mark(color)}{safe(text)}{_mark('reset')}"
 
     def echo(self, text: str = "") -> None:
-        """Print a line of text output."""
-        print(text, file=self.out)
+        """Print text output, with control characters from skills shown escaped.
+
+        Names, descriptions, paths and file bodies come from folders anyone could have
+        written: an escape sequence in them must not clear the screen or retitle the window.
+        Only the colour codes of :meth:`paint` (when colour is on) reach the terminal;
+        newlines and tabs are kept.
+        """
+        print(safe(text, multiline=True), file=self.out)
+
+    def warn(self, text: str) -> None:
+        """Print ``skilldeck: TEXT`` on stderr, control characters escaped."""
+        print(f"skilldeck: {safe(text)}", file=sys.stderr)
 
     def emit_json(self, data: Any) -> None:
         """Print one JSON document."""
@@ -126,6 +175,7 @@ def table(rows: list[list[str]], widths: list[int] | None = None) -> list[str]:
     if not rows:
         return []
     ncols = max(len(r) for r in rows)
+    rows = [[safe(cell) for cell in row] for row in rows]
     widths = widths or [
         max(len(_strip_ansi(r[i])) for r in rows if i < len(r)) for i in range(ncols)
     ]
@@ -140,6 +190,20 @@ def table(rows: list[list[str]], widths: list[int] | None = None) -> list[str]:
 
 
 def _strip_ansi(text: str) -> str:
-    import re
+    """``text`` without the colour marks of :meth:`CliContext.paint` (its printed width)."""
+    return _MARK.sub("", text)
 
-    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+def safe(text: str, *, multiline: bool = False) -> str:
+    """``text`` for a terminal: :func:`~skilldeck.core.safe_text.for_terminal` (every control
+    character shown escaped), then the colour marks of :meth:`CliContext.paint` made colour
+    codes. Text from a skill cannot forge a mark (it holds a per-process secret).
+
+    Args:
+        text: Output that may hold names, descriptions or bodies of skills.
+        multiline: Keep newlines and tabs.
+    """
+    cleaned = for_terminal(text, multiline=multiline)
+    if "\U000f0000" not in cleaned:
+        return cleaned
+    return _MARK.sub(lambda m: _COLORS[m.group(1)], cleaned)

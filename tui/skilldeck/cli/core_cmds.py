@@ -6,11 +6,14 @@ import argparse
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import SEVERITY_COLOR, CliContext, table
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.model import Catalog, Diagnostic, Severity, Skill, Source
+from skilldeck.core.model import Catalog, Diagnostic, Severity, Skill
+
+if TYPE_CHECKING:
+    from skilldeck.core.workspace import Workspace
 
 
 def register(sub: Any) -> None:
@@ -61,7 +64,13 @@ def register(sub: Any) -> None:
     p.add_argument("--budget", type=int, default=None, help="character budget (default 12000)")
     p.set_defaults(func=cmd_prompt)
 
-    p = sub.add_parser("rules", help="the lint rules reference")
+    p = sub.add_parser("rules", help="the lint rules reference, or the rules named")
+    p.add_argument(
+        "codes",
+        nargs="*",
+        metavar="CODE",
+        help="rule or validation codes, or prefixes (SL302, SL3, SV1); default: all",
+    )
     p.set_defaults(func=cmd_rules)
 
 
@@ -138,10 +147,8 @@ def find_skill(catalog: Catalog, name: str) -> Skill:
 
 
 def _tool_report(ctx: CliContext, skill: Skill) -> dict[str, Any] | None:
-    from skilldeck.core.tools import ToolRegistry
-
     try:
-        registry = ToolRegistry.load(ctx.settings)
+        registry = ctx.workspace().registry()
         availability = registry.availability(skill)
     except SkilldeckError:
         return None
@@ -154,6 +161,11 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     skill = find_skill(ctx.catalog(), args.name)
     record = skill.to_dict()
     record["tool_availability"] = _tool_report(ctx, skill)
+    shadows = [s for s in ctx.catalog().skills if s.shadowed_by == skill.path]
+    record["shadows"] = [
+        {"path": str(s.path), "source": s.source.value, "reason": s.shadow_reason}
+        for s in shadows
+    ]
     fmt = ctx.output_format(("text", "json"))
     if fmt == "json":
         ctx.emit_json(record)
@@ -163,6 +175,8 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     rows = [["path", str(skill.path)]]
     if skill.shadowed:
         rows.append(["shadowed", skill.shadow_reason or f"by {skill.shadowed_by}"])
+    for copy in shadows:
+        rows.append(["shadows", f"{copy.path} ({copy.source.value}; never used)"])
     for key in ("version", "author", "owner", "license", "compatibility"):
         value = getattr(skill, key)
         if value:
@@ -187,7 +201,7 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
             color = {"available": "green", "missing": "red", "hidden": "yellow"}.get(status, "dim")
             req = "required" if ref.required else "optional"
             ctx.echo(
-                f"  {ref.name:<24} {ctx.paint(status, color):<10} {req}  {ref.purpose}".rstrip()
+                f"  {ref.name:<24} {ctx.paint(f"{status:<10}", color)} {req}  {ref.purpose}".rstrip()
             )
     if skill.resources:
         more = " (more not listed)" if skill.resources_truncated else ""
@@ -217,7 +231,7 @@ def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
         return 0
     ctx.echo(result.text)
     for warning in result.warnings:
-        print(f"skilldeck: warning: {warning}", file=sys.stderr)
+        ctx.warn(f"warning: {warning}")
     return 0
 
 
@@ -237,30 +251,36 @@ def cmd_read(args: argparse.Namespace, ctx: CliContext) -> int:
             "use --format json to get it as base64"
         )
         return 0
-    ctx.out.write(resource.text or "")
-    if resource.text and not resource.text.endswith("\n"):
-        ctx.out.write("\n")
+    text = resource.text or ""
+    if text:
+        ctx.echo(text[:-1] if text.endswith("\n") else text)
     return 0
 
 
 # ---------------------------------------------------------------------------- validate / lint
 
 
-def _catalog_for_paths(ctx: CliContext, paths: list[Path]) -> Catalog:
-    """Catalog of the given paths (skill folders, SKILL.md files, folders of skills)."""
+def _workspace_for_paths(ctx: CliContext, paths: list[Path]) -> Workspace:
+    """Discovered workspace of the given paths (skill folders, SKILL.md, folders of skills)."""
     if not paths:
-        return ctx.catalog()
-    from skilldeck.core.discovery import Root, discover
-
+        return ctx.workspace()
     roots = []
     for path in paths:
         path = path.expanduser()
         if not path.exists():
             raise SkilldeckError(ErrorCode.NOT_FOUND, f"{path}: no such file or folder")
         if path.is_file():
+            if path.name.lower() != "skill.md":
+                raise SkilldeckError(
+                    ErrorCode.INVALID_PARAM,
+                    f"{path}: not a skill (give a SKILL.md, a skill folder or a folder of "
+                    "skills)",
+                )
             path = path.parent
-        roots.append(Root(path.absolute(), Source.EXPLICIT))
-    return discover(roots, ctx.settings, profile=ctx.profile)
+        roots.append(path.absolute())
+    workspace = ctx.open_workspace(roots)
+    workspace.discover()
+    return workspace
 
 
 def _format_diag(ctx: CliContext, d: Diagnostic, with_path: bool = True) -> str:
@@ -339,15 +359,13 @@ def _report(
 
 def cmd_validate(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck validate [PATH...]``: exit 1 when any skill has an error."""
-    catalog = _catalog_for_paths(ctx, args.paths)
+    catalog = _workspace_for_paths(ctx, args.paths).catalog
+    _require_skills(catalog, args.paths)
     # discovery already validated every skill against ctx.profile
     results = [(s, s.diagnostics) for s in catalog.skills]
     _report(ctx, results, catalog, {"profile": ctx.profile})
     failed = any(d.severity is Severity.ERROR for _, diags in results for d in diags)
     failed = failed or any(d.severity is Severity.ERROR for d in catalog.diagnostics)
-    if not catalog.skills and args.paths:
-        print("skilldeck: no SKILL.md found under the given path(s)", file=sys.stderr)
-        return 1
     return 1 if failed else 0
 
 
@@ -359,29 +377,55 @@ def _split_codes(value: str | None) -> list[str] | None:
 
 def cmd_lint(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck lint [PATH...]``: exit 1 on any finding."""
-    from skilldeck.core.lint import lint_catalog, load_lint_config
+    from skilldeck.core.lint import load_lint_config
 
     start = args.paths[0] if args.paths else Path.cwd()
     config = load_lint_config(start.expanduser().absolute())
     for d in config.diagnostics:
         where = f"{d.path}: " if d.path else ""
-        print(f"skilldeck: {where}{d.code} {d.message}", file=sys.stderr)
-    select = _split_codes(args.select)
-    ignore = _split_codes(args.ignore)
+        ctx.warn(f"{where}{d.code} {d.message}")
+    select = _check_codes("--select", _split_codes(args.select))
+    ignore = _check_codes("--ignore", _split_codes(args.ignore))
     if select is not None:
         config.select = select
     if ignore is not None:
         config.ignore = [*config.ignore, *ignore]
-    catalog = _catalog_for_paths(ctx, args.paths)
-    findings = lint_catalog(catalog.skills, catalog, config)
+    workspace = _workspace_for_paths(ctx, args.paths)
+    catalog = workspace.catalog
+    findings = workspace.lint(config)
     results = []
     for skill in catalog.skills:
         parse_errors = [
             d for d in skill.diagnostics if d.code.startswith("SD") and d.severity is Severity.ERROR
         ]
         results.append((skill, parse_errors + findings.get(skill.path, [])))
+    _require_skills(catalog, args.paths)
     _report(ctx, results, catalog, {})
     return 1 if any(diags for _, diags in results) else 0
+
+
+def _check_codes(option: str, codes: list[str] | None) -> list[str] | None:
+    """``codes`` when each selects at least one lint rule; INVALID_PARAM (exit 2) naming
+    the first that selects none."""
+    from skilldeck.core.lint import RULES
+
+    for code in codes or []:
+        upper = code.upper()
+        if upper != "ALL" and not any(rule.startswith(upper) for rule in RULES):
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM,
+                f"{option} {code}: no lint rule has this code or prefix "
+                "(see 'skilldeck rules')",
+            )
+    return codes
+
+
+def _require_skills(catalog: Catalog, paths: list[Path]) -> None:
+    """INVALID_PARAM (exit 2) when ``paths`` were given and hold no skill: a CI step
+    pointed at the wrong folder must fail, not report "0 skill(s) checked"."""
+    if paths and not catalog.skills:
+        shown = ", ".join(str(p) for p in paths)
+        raise SkilldeckError(ErrorCode.INVALID_PARAM, f"no SKILL.md found under {shown}")
 
 
 # ---------------------------------------------------------------------------- prompt / rules
@@ -415,9 +459,80 @@ def cmd_prompt(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def cmd_rules(args: argparse.Namespace, ctx: CliContext) -> int:
-    """``skilldeck rules``: every lint rule with an example."""
+    """``skilldeck rules [CODE...]``: every lint rule with an example, or the rules named
+    (codes or prefixes; exit 2 naming a code that matches nothing)."""
     from skilldeck.core.lint import rules_reference
 
     fmt = ctx.output_format(("text", "markdown", "json"))
-    ctx.echo(rules_reference(fmt))
+    if not args.codes:
+        ctx.echo(rules_reference(fmt))
+        return 0
+    entries = _rule_entries(args.codes)
+    if fmt == "json":
+        ctx.emit_json({"rules": entries})
+        return 0
+    for entry in entries:
+        _print_rule(ctx, entry, markdown=fmt == "markdown")
     return 0
+
+
+def _rule_entries(codes: list[str]) -> list[dict[str, Any]]:
+    """The lint rules and validation checks each of ``codes`` selects, in code order."""
+    from skilldeck.core.lint import RULES
+    from skilldeck.core.validate import CHECKS, PROFILES
+
+    known: dict[str, dict[str, Any]] = {}
+    for rule in RULES.values():
+        known[rule.code] = {
+            "code": rule.code,
+            "name": rule.name,
+            "kind": "lint",
+            "severity": rule.severity.value,
+            "summary": rule.summary,
+            "bad_example": rule.bad_example,
+            "good_example": rule.good_example,
+        }
+    for check in CHECKS.values():
+        known[check.code] = {
+            "code": check.code,
+            "name": check.name,
+            "kind": "validation",
+            "severity": {
+                p: (sev.value if sev else None)
+                for p, sev in zip(PROFILES, check.severities, strict=True)
+            },
+            "summary": check.summary,
+        }
+    chosen: dict[str, dict[str, Any]] = {}
+    for code in codes:
+        wanted = code.strip().upper()
+        found = [
+            entry
+            for key, entry in known.items()
+            if wanted and (key.startswith(wanted) or entry["name"] == code.strip().lower())
+        ]
+        if not found:
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM,
+                f"no rule or validation code matches {code!r} (try 'skilldeck rules')",
+            )
+        chosen.update((entry["code"], entry) for entry in found)
+    return [chosen[key] for key in sorted(chosen)]
+
+
+def _print_rule(ctx: CliContext, entry: dict[str, Any], *, markdown: bool) -> None:
+    severity = entry["severity"]
+    if isinstance(severity, dict):
+        severity = ", ".join(f"{p}: {s or '-'}" for p, s in severity.items())
+    if markdown:
+        ctx.echo(f"## {entry['code']} `{entry['name']}` ({severity})\n\n{entry['summary']}\n")
+        if "bad_example" in entry:
+            ctx.echo(f"Bad:\n\n```\n{entry['bad_example']}\n```\n")
+            ctx.echo(f"Good:\n\n```\n{entry['good_example']}\n```\n")
+        return
+    ctx.echo(ctx.paint(f"{entry['code']}  {entry['name']}", "bold") + f"  [{severity}]")
+    ctx.echo(f"    {entry['summary']}")
+    if "bad_example" in entry:
+        ctx.echo("    bad:  " + entry["bad_example"].replace("\n", "\n          "))
+        ctx.echo("    good: " + entry["good_example"].replace("\n", "\n          "))
+    ctx.echo()

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from skilldeck import __version__
 from skilldeck.cli.context import CliContext
-from skilldeck.core.errors import SkilldeckError
+from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.safe_text import for_terminal
 
 COMMAND_MODULES = (
     "skilldeck.cli.core_cmds",
@@ -102,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    json_errors = _wants_json(argv)
     try:
         options, rest = split_global_options(argv)
         parser = build_parser()
@@ -112,11 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args, ctx)
         return code
     except UsageError as exc:
-        print(str(exc), file=sys.stderr)
-        print("Try 'skilldeck --help'.", file=sys.stderr)
+        _report_error(SkilldeckError(ErrorCode.INVALID_PARAM, str(exc)), json_errors, usage=True)
         return 2
     except SkilldeckError as exc:
-        print(f"skilldeck: error [{exc.code.value}]: {exc.message}", file=sys.stderr)
+        _report_error(exc, json_errors)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -125,12 +127,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if debug:
             raise
-        print(
-            f"skilldeck: internal error: {type(exc).__name__}: {exc} "
-            "(run with --debug for details)",
-            file=sys.stderr,
+        error = SkilldeckError(
+            ErrorCode.INTERNAL_ERROR,
+            f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)",
         )
+        _report_error(error, json_errors)
         return 2
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    """Whether ``--format json`` (or ``jsonl``) was asked for, even on a line that fails to
+    parse."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg.startswith("--format="):
+            return arg.partition("=")[2] in ("json", "jsonl")
+        if arg == "--format" and i + 1 < len(argv):
+            return argv[i + 1] in ("json", "jsonl")
+    return False
+
+
+def _report_error(error: SkilldeckError, json_errors: bool, *, usage: bool = False) -> None:
+    """Say what went wrong: a JSON ``{"error": …}`` document on stdout in JSON mode (scripts
+    read stdout), and always one plain line on stderr."""
+    if json_errors:
+        print(json.dumps({"error": error.to_dict()}, indent=2, ensure_ascii=False, default=str))
+    message = for_terminal(error.message)
+    if usage:
+        print(message, file=sys.stderr)
+        print("Try 'skilldeck --help'.", file=sys.stderr)
+    elif error.code is ErrorCode.INTERNAL_ERROR:
+        print(f"skilldeck: {message}", file=sys.stderr)
+    else:
+        print(f"skilldeck: error [{error.code.value}]: {message}", file=sys.stderr)
 
 
 def _open_tui(ctx: CliContext) -> int:

@@ -11,20 +11,20 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, table
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.search import (
-    AGENT_LIMIT,
-    HUMAN_LIMIT,
-    SearchIndex,
-    SearchResponse,
-    agent_search,
-    evaluate,
-    index_ranker,
-    load_queries,
-)
+from skilldeck.core.workspace import Scope
+
+if TYPE_CHECKING:
+    from skilldeck.core.search import SearchIndex, SearchResponse
+
+HUMAN_LIMIT = 20
+"""Default ``--limit`` (:data:`skilldeck.core.search.HUMAN_LIMIT`; numpy is imported only
+when a command searches, so the parser does not import the search package)."""
+AGENT_LIMIT = 3
+"""Default ``--limit`` with ``--agent`` (:data:`skilldeck.core.search.AGENT_LIMIT`)."""
 
 
 def register(sub: Any) -> None:
@@ -89,24 +89,36 @@ def _positive(value: str) -> int:
     return number
 
 
-def _build(ctx: CliContext, *, all_skills: bool, no_semantic: bool) -> SearchIndex:
-    catalog = ctx.catalog()
-    skills = list(catalog.skills) if all_skills else catalog.active()
-    return SearchIndex.build(skills, settings=ctx.settings, semantic=False if no_semantic else None)
+def _index(
+    ctx: CliContext, *, all_skills: bool, no_semantic: bool, scope: Scope | None = None
+) -> SearchIndex:
+    """The workspace's index (winners, every skill, or ``scope``), with embeddings when
+    configured."""
+    workspace = ctx.workspace()
+    if scope is None:
+        scope = "all" if all_skills else "active"
+    index = workspace.index(scope)
+    if ctx.settings.semantic and not no_semantic and not index.semantic:
+        workspace.enable_semantic(scope)
+    return index
 
 
 def run_search(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck search``."""
     fmt = ctx.output_format(("text", "json", "jsonl"))
     query_words: list[str] = args.query
-    index = _build(ctx, all_skills=False, no_semantic=args.no_semantic)
+    # Agents see what every face offers them (the MCP server too): enabled winners not
+    # hidden from models ("visible"); a person sees every winner ("active").
+    scope: Scope = "visible" if args.agent else "active"
+    index = _index(ctx, all_skills=False, no_semantic=args.no_semantic, scope=scope)
     tools = {t.strip() for t in args.tools.split(",") if t.strip()} if args.tools else None
     limit = args.limit or (AGENT_LIMIT if args.agent else HUMAN_LIMIT)
+    workspace = ctx.workspace()
 
     def run(query: str) -> SearchResponse:
         if args.agent:
-            return agent_search(index, query, limit, ctx.settings, available_tools=tools)
-        return index.search(query, limit=limit, explain=args.explain, available_tools=tools)
+            return workspace.agent_search(query, limit, scope=scope, tools=tools)
+        return workspace.search(query, limit, scope=scope, explain=args.explain, tools=tools)
 
     if query_words == ["-"]:
         for line in sys.stdin:
@@ -169,8 +181,10 @@ def run_eval(args: argparse.Namespace, ctx: CliContext) -> int:
     path = Path(args.queries)
     if not path.is_file():
         raise SkilldeckError(ErrorCode.NOT_FOUND, f"{path}: no such file")
+    from skilldeck.core.search import evaluate, index_ranker, load_queries
+
     queries = load_queries(path)
-    index = _build(ctx, all_skills=True, no_semantic=args.no_semantic)
+    index = _index(ctx, all_skills=True, no_semantic=args.no_semantic)
     known = {s.rel_id for s in index.skills}
     report = evaluate(index_ranker(index), queries, limit=args.limit, known_ids=known)
     if fmt == "json":

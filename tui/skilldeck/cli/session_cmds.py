@@ -10,11 +10,25 @@ from __future__ import annotations
 import argparse
 import re
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, table
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.sessions.model import MODES, Session, iso
+
+if TYPE_CHECKING:
+    from skilldeck.core.sessions.model import Session
+
+MODES = ("strict", "approval", "permissive")
+"""Policy modes (:data:`skilldeck.core.sessions.model.MODES`, copied so that building the
+parser for any command does not import the session store)."""
+
+
+def iso(stamp: float | None) -> str | None:
+    """:func:`skilldeck.core.sessions.model.iso`, imported when a command needs it."""
+    from skilldeck.core.sessions.model import iso as to_iso
+
+    return to_iso(stamp)
+
 
 FORMATS = ("text", "json")
 
@@ -269,21 +283,23 @@ def cmd_mode(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def cmd_check(args: argparse.Namespace, ctx: CliContext) -> int:
-    """``skilldeck session check ID TOOL``: exit 0 whatever the answer."""
+    """``skilldeck session check ID TOOL``: exit 0 when the tool is allowed, 1 when it is
+    not (denied, or waiting for approval), like a finding."""
     fmt = ctx.output_format(FORMATS)
     with _store(ctx) as store:
         store.get(args.id)
         decision = store.check(args.id, args.tool, actor=args.actor)
+    code = 0 if decision.allowed else 1
     if fmt == "json":
         ctx.emit_json(decision.to_dict())
-        return 0
+        return code
     color = {"allowed": "green", "requires_approval": "yellow"}.get(decision.decision, "red")
     ctx.echo(
         f"{ctx.paint(decision.decision, color)} ({decision.reason}"
         + (f": {decision.matched}" if decision.matched else "")
         + ")"
     )
-    return 0
+    return code
 
 
 def cmd_pending(args: argparse.Namespace, ctx: CliContext) -> int:

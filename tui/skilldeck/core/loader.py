@@ -36,9 +36,9 @@ from xml.sax.saxutils import escape
 
 from rapidfuzz import fuzz, process, utils
 
+from skilldeck.core.discovery.frontmatter import read_body
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Severity, Skill, brief_of
-from skilldeck.core.parse import read_body
 from skilldeck.core.tokens import estimate_tokens
 
 DEFAULT_BUDGET = 12000

@@ -1,21 +1,17 @@
 """Data model shared by every part of Skilldeck: skills, diagnostics, sources.
 
-Everything here is plain data. Parsing lives in :mod:`skilldeck.core.parse`, discovery in
-:mod:`skilldeck.core.discovery`; the faces (CLI, TUI, MCP server) only read these types.
+Everything here is plain data. Parsing lives in :mod:`skilldeck.core.discovery.frontmatter`,
+discovery in :mod:`skilldeck.core.discovery`; the faces (CLI, TUI, MCP server) only read
+these types.
 """
 
 from __future__ import annotations
 
-import datetime
-import functools
-import io
-import pickle
 import re
-import threading
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import Any
 
 
 class Severity(StrEnum):
@@ -69,7 +65,7 @@ class Diagnostic:
     column: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form used by the CLI, the MCP server and the cache."""
+        """JSON-ready form used by the CLI, the MCP server and the local store."""
         return {
             "code": self.code,
             "severity": self.severity.value,
@@ -152,18 +148,12 @@ def brief_of(description: str, limit: int = 160) -> str:
     return first
 
 
-class _Packable:
-    """The slot where a :class:`PackedSkill` keeps its cache record (not a field)."""
-
-    __slots__ = ("_packed",)
-    _packed: tuple[Any, ...] | None
-
-
 @dataclass(slots=True)
-class Skill(_Packable):
+class Skill:
     """One discovered skill: its metadata (tier 1) and where to find the rest.
 
-    The body is never held here: read it with :func:`skilldeck.core.parse.read_body`.
+    The body is never held here: read it with
+    :func:`skilldeck.core.discovery.frontmatter.read_body`.
 
     Attributes:
         name: The ``name`` field, or the folder name when the field is missing or unusable.
@@ -198,11 +188,6 @@ class Skill(_Packable):
         content_hash: sha256 hex of the raw SKILL.md bytes (frontmatter hash when the
             file was too large to hash whole).
         diagnostics: Parse and validation findings (lint findings are computed separately).
-
-    A skill rebuilt from the metadata cache (:func:`skilldeck.core.cache.skill_from_record`)
-    is a :class:`PackedSkill` until one of its :data:`DETAILS` is read or written: those
-    stay unset and the cache record is kept (in ``_packed``); they are unpacked together
-    (blocks of rows are decoded as a whole, see :func:`unpack_details`).
     """
 
     name: str
@@ -319,266 +304,6 @@ class Skill(_Packable):
             }
         )
         return data
-
-
-_PICKLE_TYPES = {
-    ("datetime", "date"): datetime.date,
-    ("datetime", "datetime"): datetime.datetime,
-    ("datetime", "time"): datetime.time,
-    ("datetime", "timedelta"): datetime.timedelta,
-    ("datetime", "timezone"): datetime.timezone,
-}
-
-
-class SafeUnpickler(pickle.Unpickler):
-    """Unpickles builtin data and ``datetime`` values (YAML timestamps) only: a foreign
-    pickle cannot run code."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        """Refuse every class but the ``datetime`` ones."""
-        try:
-            return _PICKLE_TYPES[(module, name)]
-        except KeyError:
-            raise pickle.UnpicklingError(f"forbidden class {module}.{name}") from None
-
-
-DETAILS = (
-    "frontmatter",
-    "field_lines",
-    "body_line",
-    "body_offset",
-    "version",
-    "tags",
-    "author",
-    "license",
-    "compatibility",
-    "allowed_tools",
-    "allowed_tools_raw",
-    "triggers",
-    "tools",
-)
-"""The :class:`Skill` fields a skill rebuilt from the metadata cache keeps packed until
-one of them is read (a listing needs none of them)."""
-
-
-@functools.lru_cache(maxsize=50_000)
-def shared_tool(row: tuple[Any, ...]) -> ToolRef:
-    """The ToolRef of ``(name, purpose, required, origin)``, shared between skills (frozen,
-    so cheaper to share than to build for each)."""
-    return ToolRef(*row)
-
-
-def shared_triggers(row: tuple[Any, ...]) -> Triggers:
-    """The Triggers of ``(keywords, verbs, patterns)``, shared between skills too."""
-    return _shared_triggers(row) if any(row) else _NO_TRIGGERS
-
-
-@functools.lru_cache(maxsize=50_000)
-def _shared_triggers(row: tuple[Any, ...]) -> Triggers:
-    return Triggers(*row)
-
-
-def _detail_defaults() -> tuple[Any, ...]:
-    """What a packed skill gets when its row does not decode (fresh mutable values)."""
-    return ({}, {}, 1, 0, None, (), None, None, None, (), None, _NO_TRIGGERS, ())
-
-
-DetailRow = tuple[Any, ...]
-"""A skill's :data:`DETAILS` as plain data (tools and triggers as rows)."""
-
-
-def detail_row(skill: Skill) -> DetailRow:
-    """The :data:`DETAILS` of ``skill`` as plain data, for :func:`pack_block`."""
-    trig = skill.triggers
-    return (
-        skill.frontmatter,
-        skill.field_lines,
-        skill.body_line,
-        skill.body_offset,
-        skill.version,
-        skill.tags,
-        skill.author,
-        skill.license,
-        skill.compatibility,
-        skill.allowed_tools,
-        skill.allowed_tools_raw,
-        (trig.keywords, trig.verbs, trig.patterns),
-        tuple((t.name, t.purpose, t.required, t.origin) for t in skill.tools),
-    )
-
-
-_COUNT = 4
-"""A block starts with its row count (4 bytes), then the pickled list of rows."""
-
-
-def pack_block(rows: list[DetailRow]) -> bytes | None:
-    """The detail rows of many skills as one block; None when they cannot be pickled
-    (nested too deep)."""
-    try:
-        data = pickle.dumps(rows, pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, RecursionError, TypeError, ValueError):
-        return None
-    return len(rows).to_bytes(_COUNT, "big") + data
-
-
-def block_size(block: bytes) -> int:
-    """How many rows a :func:`pack_block` block holds."""
-    return int.from_bytes(block[:_COUNT], "big")
-
-
-def unpack_block(block: bytes) -> list[Any]:
-    """The rows of a block ([] for one that does not decode; rows are not checked)."""
-    stream = io.BytesIO(block)
-    stream.seek(_COUNT)
-    try:
-        rows = SafeUnpickler(stream).load()
-    except Exception:  # a foreign or damaged block: nothing to show rather than a crash
-        return []
-    return rows if type(rows) is list else []
-
-
-_BLOCKS: dict[int, tuple[bytes, list[Any]]] = {}
-_BLOCKS_LOCK = threading.Lock()
-_BLOCKS_KEPT = 16
-"""Recently decoded blocks (skills of one block are usually read one after the other)."""
-
-
-def _block_row(block: bytes, item: int) -> Any:
-    """Row ``item`` of ``block``: each decoded row is given out once (its values are
-    mutable and become one skill's), a second ask decodes the block again."""
-    with _BLOCKS_LOCK:
-        hit = _BLOCKS.get(id(block))
-        if hit is None or hit[0] is not block:
-            if len(_BLOCKS) >= _BLOCKS_KEPT:
-                _BLOCKS.clear()
-            hit = _BLOCKS[id(block)] = (block, unpack_block(block))
-        rows = hit[1]
-        if not 0 <= item < len(rows):
-            return None
-        row = rows[item]
-        rows[item] = None
-    if row is None:
-        rows = unpack_block(block)
-        row = rows[item] if item < len(rows) else None
-    return row
-
-
-def _well_formed(row: Any) -> TypeGuard[tuple[Any, ...]]:
-    """True when ``row`` has the shape :func:`detail_row` gives."""
-    return (
-        type(row) is tuple
-        and len(row) == len(DETAILS)
-        and type(row[0]) is dict
-        and type(row[1]) is dict
-        and type(row[2]) is int
-        and type(row[3]) is int
-        and (row[4] is None or type(row[4]) is str)
-        and type(row[5]) is tuple
-        and (row[6] is None or type(row[6]) is str)
-        and (row[7] is None or type(row[7]) is str)
-        and (row[8] is None or type(row[8]) is str)
-        and type(row[9]) is tuple
-        and type(row[11]) is tuple
-        and type(row[12]) is tuple
-    )
-
-
-def unpack_details(packed: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The :data:`DETAILS` values of a packed skill (see :attr:`Skill._packed`): its last
-    two items are a block and an index in it, or None and the row itself. A row that does
-    not decode or has the wrong shape gives the defaults."""
-    block, item = packed[-2], packed[-1]
-    row = item if block is None else _block_row(block, item) if type(item) is int else None
-    if not _well_formed(row):
-        return _detail_defaults()
-    try:
-        triggers = shared_triggers(row[11])
-        tools = tuple([shared_tool(each) for each in row[12]])
-    except (TypeError, ValueError):
-        return _detail_defaults()
-    return (*row[:11], triggers, tools)
-
-
-_GETTERS: dict[str, Any] = {name: Skill.__dict__[name].__get__ for name in DETAILS}
-_SET_CLASS: Any = object.__setattr__
-
-
-class PackedSkill(Skill):
-    """A skill rebuilt from the metadata cache whose :data:`DETAILS` are not set yet: the
-    first read or write of one unpacks them all, and it becomes a plain :class:`Skill`.
-
-    Only this class pays for the hooks; plain skills read and write their slots directly.
-    """
-
-    __slots__ = ()
-
-    def unpack(self) -> None:
-        """Set every detail from the packed record and become a plain :class:`Skill`."""
-        with _UNPACKING:
-            packed = self._packed
-            if packed is not None:
-                values = unpack_details(packed)
-                # Readers of an unset slot meanwhile wait for the lock (_Unpacking).
-                _SET_CLASS(self, "__class__", _Unpacking)
-                (
-                    self.frontmatter,
-                    self.field_lines,
-                    self.body_line,
-                    self.body_offset,
-                    self.version,
-                    self.tags,
-                    self.author,
-                    self.license,
-                    self.compatibility,
-                    self.allowed_tools,
-                    self.allowed_tools_raw,
-                    self.triggers,
-                    self.tools,
-                ) = values
-                self._packed = None
-            _SET_CLASS(self, "__class__", Skill)
-
-    if not TYPE_CHECKING:  # type checkers keep seeing Skill's fields only
-
-        def __getattr__(self, name: str) -> Any:
-            """Called for slots not set: the details of a packed skill."""
-            get = _GETTERS.get(name)
-            if get is None:
-                if name == "_packed":  # not set yet (a copy being made)
-                    return None
-                raise AttributeError(f"'Skill' object has no attribute {name!r}")
-            self.unpack()
-            return get(self, Skill)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _GETTERS:
-            self.unpack()  # the other details keep their packed values
-        object.__setattr__(self, name, value)
-
-    def __eq__(self, other: object) -> bool:
-        self.unpack()
-        return self == other
-
-    def __repr__(self) -> str:
-        self.unpack()
-        return repr(self)
-
-
-_UNPACKING = threading.Lock()
-
-
-class _Unpacking(Skill):
-    """A :class:`PackedSkill` while :meth:`PackedSkill.unpack` sets its slots (plain stores,
-    no hook); a thread reading a slot not set yet waits for it."""
-
-    __slots__ = ()
-
-    if not TYPE_CHECKING:
-
-        def __getattr__(self, name: str) -> Any:
-            with _UNPACKING:
-                pass
-            return object.__getattribute__(self, name)
 
 
 def _jsonable(value: Any) -> Any:

@@ -35,38 +35,41 @@ STORE_FILE = "store.sqlite3"
 BUSY_TIMEOUT_MS = 10_000
 
 SCHEMA = (
-    # One parsed skill, keyed by the real path of its SKILL.md. ``validator`` names the
-    # validation profile and code that produced ``record`` (JSON: fields, resources,
-    # diagnostics); a row whose stat, hash or validator differs is parsed again.
+    # One parsed skill, keyed by the real path of its SKILL.md, with the file's stat when
+    # parsed and its frontmatter hash; ``record`` is JSON (fields, resources and the
+    # folder mtimes they were listed at, parse diagnostics, validated diagnostics by
+    # validator). A row whose stat differs is parsed again (skilldeck.core.discovery).
     """CREATE TABLE IF NOT EXISTS skills (
         path TEXT PRIMARY KEY,
         mtime_ns INTEGER NOT NULL,
         size INTEGER NOT NULL,
         hash TEXT NOT NULL,
-        validator TEXT NOT NULL,
         record TEXT NOT NULL
     )""",
     # A persisted search index, one per workspace ``key`` (its roots and profile):
-    # ``meta`` is JSON (document list with content hashes, vocabulary, array shapes).
+    # ``meta`` is JSON (format, analysis fingerprint, field weights, sizes, a CRC-32 per
+    # blob; see skilldeck.core.search.persist).
     """CREATE TABLE IF NOT EXISTS index_meta (
         key TEXT PRIMARY KEY,
         meta TEXT NOT NULL,
         updated_ns INTEGER NOT NULL
     )""",
-    # The index's arrays as raw bytes (read back with numpy.frombuffer and a dtype from a
-    # fixed list, never unpickled).
+    # The index's arrays as raw little-endian bytes (read back with numpy.frombuffer and a
+    # dtype from a fixed list, never unpickled) and its word and path lists (NUL-separated
+    # text). No per-skill rows: an update re-reads only the changed skills' bodies and
+    # rebuilds the postings from these arrays.
+    # A catalog's lint findings (JSON) under the workspace key, with a digest of what
+    # they depend on (skilldeck.core.workspace.lint_store).
+    """CREATE TABLE IF NOT EXISTS lint_results (
+        key TEXT PRIMARY KEY,
+        digest TEXT NOT NULL,
+        data TEXT NOT NULL
+    )""",
     """CREATE TABLE IF NOT EXISTS index_blobs (
         key TEXT NOT NULL,
         name TEXT NOT NULL,
         data BLOB NOT NULL,
         PRIMARY KEY (key, name)
-    )""",
-    # Per-skill analysed text for the index (JSON), keyed like ``skills``: lets an index
-    # be rebuilt without reading and tokenising unchanged bodies again.
-    """CREATE TABLE IF NOT EXISTS index_docs (
-        path TEXT PRIMARY KEY,
-        hash TEXT NOT NULL,
-        analysed TEXT NOT NULL
     )""",
 )
 
@@ -164,7 +167,12 @@ class LocalStore:
         self._create(conn)
 
     def _problem(self) -> str | None:
-        """Why the existing file cannot be used as it is (None: it can, or there is none)."""
+        """Why the existing file cannot be used as it is (None: it can, or there is none).
+
+        Only the header is checked here (``PRAGMA quick_check`` cost 10-35 ms on a 10k
+        store at every start); damaged pages show as ``sqlite3.DatabaseError`` when read,
+        and the reader then calls :meth:`heal`.
+        """
         assert self.path is not None
         if not self.path.exists() or self.path.stat().st_size == 0:
             return None
@@ -173,7 +181,6 @@ class LocalStore:
             try:
                 app_id = conn.execute("PRAGMA application_id").fetchone()[0]
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
-                check = conn.execute("PRAGMA quick_check").fetchone()[0]
                 tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             finally:
                 conn.close()
@@ -183,8 +190,6 @@ class LocalStore:
             return "it belongs to another program"
         if version not in (0, SCHEMA_VERSION):
             return f"it has schema version {version}, this Skilldeck writes {SCHEMA_VERSION}"
-        if check != "ok":
-            return f"it is damaged ({check})"
         return None
 
     def _move_aside(self, problem: str) -> None:

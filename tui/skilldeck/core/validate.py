@@ -21,6 +21,7 @@ stable ``SV`` code. Validation never reads the file: it works on what the parser
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -229,7 +230,7 @@ def validate_skill(skill: Skill, profile: str = "default") -> list[Diagnostic]:
             f"unknown validation profile {profile!r}; choose one of {', '.join(PROFILES)}",
             profiles=list(PROFILES),
         )
-    parse_diags = [d for d in skill.diagnostics if d.code.startswith("SD")]
+    parse_diags = [_under(d, profile) for d in skill.diagnostics if d.code.startswith("SD")]
     fm = skill.frontmatter if isinstance(skill.frontmatter, Mapping) else {}
     if not fm and any(d.severity is Severity.ERROR for d in parse_diags):
         # Nothing usable was parsed; the parse errors already say why.
@@ -242,6 +243,15 @@ def validate_skill(skill: Skill, profile: str = "default") -> list[Diagnostic]:
     if profile != "agentskills":
         _check_types(col, fm, profile)
     return parse_diags + col.out
+
+
+def _under(diag: Diagnostic, profile: str) -> Diagnostic:
+    """A parse diagnostic as ``profile`` rates it: a duplicate key (SD105) is an error
+    under ``agentskills``, as YAML and the reference validator have it."""
+    if diag.code == "SD105" and profile == "agentskills" and diag.severity is not Severity.ERROR:
+        message = diag.message.replace("the last value wins", "YAML forbids duplicate keys")
+        return dataclasses.replace(diag, severity=Severity.ERROR, message=message)
+    return diag
 
 
 def _check_name(col: _Collector, fm: Mapping[str, Any], profile: str) -> None:

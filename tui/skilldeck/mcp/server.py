@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -32,6 +34,7 @@ from mcp.server import InitializationOptions, NotificationOptions, Server, Serve
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourcesListChanged
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skilldeck import __version__
@@ -44,6 +47,30 @@ POLL_SECONDS = 1.0
 _MAX_TRACKED_CONNECTIONS = 256
 
 Ctx = ServerRequestContext[Any, Any]
+
+
+NOTIFICATIONS = NotificationOptions(resources_changed=True, tools_changed=False)
+"""What the server announces: resource (skill) list changes; the tool set is fixed."""
+
+
+class _Server(Server[Any]):
+    """The SDK's low-level server with :data:`NOTIFICATIONS` as the default.
+
+    The streamable HTTP manager builds its own initialization options from the server's
+    defaults (which say ``listChanged: false``), so the default itself is changed: both
+    transports advertise, and send, the same notifications.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        """Initialization options; notifications default to :data:`NOTIFICATIONS`."""
+        return super().create_initialization_options(
+            notification_options or NOTIFICATIONS, experimental_capabilities, extensions
+        )
 
 
 class SkilldeckMCP:
@@ -64,7 +91,7 @@ class SkilldeckMCP:
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
         self._legacy: OrderedDict[str, ServerSession] = OrderedDict()
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = _Server(
             SERVER_NAME,
             version=__version__,
             title="Skilldeck",
@@ -82,9 +109,7 @@ class SkilldeckMCP:
 
     def initialization_options(self) -> InitializationOptions:
         """Capabilities: resources list changes are announced; the tool set is fixed."""
-        return self.server.create_initialization_options(
-            NotificationOptions(resources_changed=True, tools_changed=False)
-        )
+        return self.server.create_initialization_options(NOTIFICATIONS)
 
     # ------------------------------------------------------------------ clients
 
@@ -370,36 +395,63 @@ def _protocol_error(exc: SkilldeckError) -> MCPError:
 # ---------------------------------------------------------------------- transports
 
 
+MAX_LINE_CHARS = 16 * 1024 * 1024
+"""Longest JSON-RPC line read from stdin; a longer one is discarded (never held in memory
+whole) and answered with an Invalid Request error."""
+_OVERSIZED = object()
+
+
 class _StdinLines:
     """Async line iterator over stdin, fed by one daemon thread.
 
     The SDK's default reader blocks a worker thread that cancellation cannot interrupt and
     that interpreter shutdown waits for, so a signal would leave the process hanging until
     the client's next line. A daemon reader thread is simply left behind at exit.
+
+    Lines are bounded (:data:`MAX_LINE_CHARS`), and a line that is not a JSON-RPC message
+    the SDK accepts is answered here with a JSON-RPC error (the SDK drops such lines
+    silently): Parse error for non-JSON, Invalid Request (``id`` null when the id itself
+    is unusable) for the rest. Malformed notifications and responses get no answer, as
+    JSON-RPC requires; they reach the SDK, which logs and drops them.
     """
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
-        self._queue: asyncio.Queue[str] | None = None
+        self._queue: asyncio.Queue[str | object] | None = None
+        self._reply: Any = None
+        self._ready = asyncio.Event()
 
     def __aiter__(self) -> _StdinLines:
         return self
 
-    def _start(self) -> asyncio.Queue[str]:
+    def answer_with(self, write_stream: Any) -> None:
+        """Send error responses for rejected lines on ``write_stream`` (the SDK's)."""
+        self._reply = write_stream
+        self._ready.set()
+
+    def _read_line(self) -> str | object:
+        try:
+            line = self._stream.readline(MAX_LINE_CHARS)
+            if len(line) < MAX_LINE_CHARS or line.endswith("\n"):
+                return line
+            while line and not line.endswith("\n"):
+                line = self._stream.readline(MAX_LINE_CHARS)
+            return _OVERSIZED
+        except (OSError, ValueError):
+            return ""
+
+    def _start(self) -> asyncio.Queue[str | object]:
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[str] = asyncio.Queue()
+        queue: asyncio.Queue[str | object] = asyncio.Queue(maxsize=64)
 
         def pump() -> None:
             while True:
+                line = self._read_line()
                 try:
-                    line = self._stream.readline()
-                except (OSError, ValueError):
-                    line = ""
-                try:
-                    loop.call_soon_threadsafe(queue.put_nowait, line)
-                except RuntimeError:
+                    asyncio.run_coroutine_threadsafe(queue.put(line), loop).result()
+                except (RuntimeError, concurrent.futures.CancelledError):
                     return
-                if not line:
+                if line == "":
                     return
 
         threading.Thread(target=pump, name="skilldeck-stdin", daemon=True).start()
@@ -408,10 +460,75 @@ class _StdinLines:
     async def __anext__(self) -> str:
         if self._queue is None:
             self._queue = self._start()
-        line = await self._queue.get()
-        if not line:
-            raise StopAsyncIteration
-        return line
+        while True:
+            item = await self._queue.get()
+            if item == "":
+                raise StopAsyncIteration
+            line = item if isinstance(item, str) else ""
+            if isinstance(item, str) and not item.strip():
+                continue
+            answer = rejection(line) if item is not _OVERSIZED else _too_long()
+            if answer is None:
+                return line
+            await self._answer(answer)
+
+    async def _answer(self, error: types.JSONRPCError) -> None:
+        await self._ready.wait()
+        log(f"rejected a message: {error.error.message}")
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await self._reply.send(SessionMessage(error))
+
+
+def _too_long() -> types.JSONRPCError:
+    return _jsonrpc_error(
+        None,
+        types.INVALID_REQUEST,
+        f"Invalid Request: message longer than {MAX_LINE_CHARS} characters",
+    )
+
+
+def _jsonrpc_error(ident: Any, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=message)
+    )
+
+
+def rejection(line: str) -> types.JSONRPCError | None:
+    """The error response owed for one stdin line, or None when the line goes to the SDK
+    (a valid message, or a malformed notification or response, which gets no answer).
+
+    The id is checked before the SDK sees the line: the SDK reads a request whose id is
+    not a string or an integer (null, 1.5, true, an object) as a notification and drops it.
+    """
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return _jsonrpc_error(None, types.PARSE_ERROR, "Parse error: the line is not JSON")
+    if not isinstance(message, dict):
+        return _jsonrpc_error(
+            None, types.INVALID_REQUEST, "Invalid Request: expected one JSON object (no batches)"
+        )
+    if "id" not in message or ("method" not in message and message.keys() & {"result", "error"}):
+        return None
+    ident = message["id"]
+    if isinstance(ident, bool) or not isinstance(ident, str | int):
+        return _jsonrpc_error(
+            None, types.INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
+        )
+    try:
+        types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+        return None
+    except ValueError:
+        pass
+    if message.get("jsonrpc") != "2.0":
+        reason = 'jsonrpc must be "2.0"'
+    elif not isinstance(message.get("method"), str):
+        reason = "method must be a string"
+    elif "params" in message and not isinstance(message["params"], dict):
+        reason = "params must be an object"
+    else:
+        reason = "not a valid JSON-RPC request"
+    return _jsonrpc_error(ident, types.INVALID_REQUEST, f"Invalid Request: {reason}")
 
 
 async def _watch_signals(scope: anyio.CancelScope) -> None:
@@ -434,28 +551,65 @@ async def serve_stdio(app: SkilldeckMCP) -> int:
         tg.start_soon(_watch_signals, tg.cancel_scope)
         tg.start_soon(app.poll_changes)
         _warm_index(app.service)
-        async with stdio_server(stdin=_StdinLines(stdin)) as (read_stream, write_stream):  # type: ignore[arg-type]
-            await app.server.run(read_stream, write_stream, app.initialization_options())
+        try:
+            lines = _StdinLines(stdin)
+            async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+                lines.answer_with(write_stream)
+                await app.server.run(read_stream, write_stream, app.initialization_options())
+        except (BaseExceptionGroup, OSError, anyio.BrokenResourceError) as exc:
+            if not peer_gone(exc):
+                raise
+            _drop_stdout()
         tg.cancel_scope.cancel()
     return 0
 
 
+_PEER_GONE = (
+    BrokenPipeError,
+    ConnectionResetError,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+)
+
+
+def peer_gone(exc: BaseException) -> bool:
+    """True when ``exc`` (or every exception inside a group) only says the client went
+    away: a closed pipe is the end of the conversation, not an error."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(peer_gone(inner) for inner in exc.exceptions)
+    return isinstance(exc, _PEER_GONE)
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null: the client closed it, and the interpreter's final flush
+    must not print a BrokenPipeError on the way out."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 def _warm_index(service: SkillService) -> None:
-    """Build the search index in a daemon thread so the first search is fast.
+    """Load (or build) the search index now, so the first search after ``initialize`` is
+    answered at once; add the embedding signal (when configured) in a daemon thread.
 
-    The lexical index comes first; the embedding signal (when configured) is added after.
-    A daemon thread (not an anyio worker) so a signal during a long build on a large
-    catalog does not hold up the exit.
+    A daemon thread (not an anyio worker) so a signal during a long embedding run does
+    not hold up the exit.
     """
+    try:
+        service.index()
+    except Exception as exc:
+        log(f"search index build failed: {type(exc).__name__}: {exc}")
+        return
 
-    def build() -> None:
+    def upgrade() -> None:
         try:
-            service.index()
             service.upgrade_index()
         except Exception as exc:
-            log(f"search index build failed: {type(exc).__name__}: {exc}")
+            log(f"semantic index failed: {type(exc).__name__}: {exc}")
 
-    threading.Thread(target=build, name="skilldeck-index", daemon=True).start()
+    if service.settings.semantic:
+        threading.Thread(target=upgrade, name="skilldeck-index", daemon=True).start()
 
 
 async def serve_http(
@@ -526,7 +680,8 @@ def run(service: SkillService, http: tuple[str, int] | None = None) -> int:
     app = SkilldeckMCP(service, transport="http" if http else "stdio")
     try:
         if http is None:
-            service.session_for("stdio", label=f"mcp stdio client (pid {os.getpid()})")
+            with contextlib.suppress(SkilldeckError):  # logged; session calls retry later
+                service.session_for("stdio", label=f"mcp stdio client (pid {os.getpid()})")
             return anyio.run(serve_stdio, app)
         host, port = http
 

@@ -1,35 +1,38 @@
 """What the MCP server does, independent of the protocol: the five tools and resources.
 
-:class:`SkillService` owns the catalog (kept fresh from disk), the search index, the tool
-registry and the mapping from client connections to sessions in the shared store. Every
+:class:`SkillService` holds a :class:`~skilldeck.core.workspace.Workspace` (the catalog,
+kept fresh from disk, the search index and the tool registry) and maps client
+connections to sessions in the shared store. Every
 tool returns a :class:`ToolOutput` (structured data plus the text a model reads) or raises
 :class:`~skilldeck.core.errors.SkilldeckError`. Nothing here imports the MCP SDK, so the
 logic is testable and reusable; :mod:`skilldeck.mcp.server` adapts it to the protocol.
 
-Thread safety: tool calls run in worker threads. Catalog refreshes and the index build
-hold ``_lock``; readers take a consistent snapshot (catalog, index) under it.
+Thread safety: tool calls run in worker threads; the workspace swaps in new state and
+searches under its lock, so readers see a consistent snapshot.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Catalog, Skill
+from skilldeck.core.safe_text import is_safe_name
+from skilldeck.core.workspace import Workspace
 
 if TYPE_CHECKING:
     from skilldeck.core.loader import Listing
     from skilldeck.core.search import SearchIndex
     from skilldeck.core.sessions import SessionStore
+    from skilldeck.core.store import LocalStore
     from skilldeck.core.tools import ToolRegistry
 
 INSTRUCTIONS_BUDGET = 2000
@@ -38,6 +41,8 @@ QUICK_INDEX_MIN = 2000
 SESSION_MODES = ("strict", "approval", "permissive")
 _INLINE_CHECK_MAX_SECONDS = 0.005
 _RESOURCE_PAGE = 500
+
+T = TypeVar("T")
 
 INTRO = (
     "Skilldeck serves Agent Skills: folders of instructions for specific tasks. Before a "
@@ -73,49 +78,12 @@ class ResourceContent:
     data: bytes | None = None
 
 
-@dataclass(slots=True)
-class _Snapshot:
-    """Stat results of everything whose change means the catalog must be rebuilt."""
-
-    stats: dict[str, tuple[int, int]] = field(default_factory=dict)
-
-    @staticmethod
-    def stat(path: str) -> tuple[int, int]:
-        try:
-            info = os.stat(path)
-        except OSError:
-            return (-1, -1)
-        return (info.st_mtime_ns, info.st_size)
-
-
-def _baseline(catalog: Catalog, extra: list[Path]) -> dict[str, tuple[int, int]]:
-    """What to watch and its current state.
-
-    SKILL.md files take the (mtime, size) discovery recorded, so no extra stat is paid at
-    start-up; folders that gain new skills (roots, parents of skill folders) and the
-    registry and tools files are stat'ed now.
-    """
-    stats: dict[str, tuple[int, int]] = {}
-    folders: dict[str, None] = {}
-    for root, _source in catalog.roots:
-        folders[str(root)] = None
-        folders[os.path.join(root, "registry.json")] = None
-        folders[os.path.join(root, "skills", "registry.json")] = None
-    for skill in catalog.skills:
-        if skill.mtime_ns or skill.size:
-            stats[str(skill.path)] = (skill.mtime_ns, skill.size)
-        else:
-            stats[str(skill.path)] = _Snapshot.stat(str(skill.path))
-        folders[str(skill.base_dir.parent)] = None
-    for path in extra:
-        folders[str(path)] = None
-    for folder in folders:
-        stats.setdefault(folder, _Snapshot.stat(folder))
-    return stats
-
-
 class SkillService:
     """The server's state and the implementation of its tools.
+
+    The skills, their search index and the tool registry are a
+    :class:`~skilldeck.core.workspace.Workspace`'s; the service adds sessions and the
+    tools' answers. The index is loaded (or built) before the server says it is ready.
 
     Args:
         settings: Loaded settings.
@@ -124,8 +92,7 @@ class SkillService:
         mode: Policy mode for sessions this server creates (default: settings).
         session_id: Join this existing session instead of creating one per client.
         cwd: Working directory for project-level discovery.
-        catalog_loader: Replaces discovery (benchmarks, tests); default
-            :func:`skilldeck.core.discovery.load_catalog`.
+        store: The local store (default: the one under ``SKILLDECK_HOME``).
 
     Raises:
         SkilldeckError: INVALID_PARAM for an unknown mode; NOT_FOUND for an unknown or
@@ -141,109 +108,66 @@ class SkillService:
         mode: str | None = None,
         session_id: str | None = None,
         cwd: Path | None = None,
-        catalog_loader: Callable[[], Catalog] | None = None,
+        store: LocalStore | None = None,
     ) -> None:
         self.settings = settings
-        self.roots = roots
-        self.profile = profile
-        self.cwd = cwd
         self.mode = mode or settings.session_mode
         if self.mode not in SESSION_MODES:
             raise SkilldeckError(
                 ErrorCode.INVALID_PARAM,
                 f"unknown session mode {self.mode!r} (choose from {', '.join(SESSION_MODES)})",
             )
-        self._catalog_loader = catalog_loader
-        self._lock = threading.RLock()
-        self.index_lock = threading.RLock()
-        self._refresh_lock = threading.Lock()
-        self._pending_changes: list[tuple[list[Skill], list[Skill]]] = []
+        self.workspace = Workspace(
+            settings, roots, profile=profile, cwd=cwd, store=store, watch=True
+        )
+        for notice in self.workspace.notices:
+            log(notice)
         self._listings: dict[tuple[int, int], Listing] = {}
         self._session_lock = threading.Lock()
-        self._catalog: Catalog = Catalog()
-        self._visible: list[Skill] = []
-        self._by_name: dict[str, Skill] = {}
-        self._index: SearchIndex | None = None
-        self._semantic_ready = False
-        self._bodies_ready = False
-        self._index_generation = -1
-        self._tool_registry: ToolRegistry | None = None
         self._store: SessionStore | None = None
-        self._snapshot = _Snapshot()
-        self._watch: list[str] = []
-        self._scan_seconds = 0.0
-        self._last_check = 0.0
-        self.generation = 0
         self.fixed_session = session_id
         self._sessions: dict[str, str] = {}
         self._created: list[str] = []
         self._closed = False
+        self._store_problem: str | None = None
+        self._labels: dict[str, str] = {}
         if session_id is not None:
             self._join(session_id)
-        self._reload()
+        self.workspace.discover()
 
     # ------------------------------------------------------------------ catalog state
-
-    def _load_catalog(self) -> Catalog:
-        if self._catalog_loader is not None:
-            return self._catalog_loader()
-        from skilldeck.core.discovery import load_catalog
-
-        return load_catalog(self.roots, self.settings, profile=self.profile, cwd=self.cwd)
-
-    def _reload(self) -> None:
-        """Rediscover the skills and reset what depends on them."""
-        catalog = self._load_catalog()
-        visible = [s for s in catalog.active() if s.visible_to_models]
-        extra = [self.settings.registry_file, self.settings.tools_path]
-        snapshot = _Snapshot(_baseline(catalog, extra))
-        watch = list(snapshot.stats)
-        sample = watch[:: max(1, len(watch) // 64)]
-        started = time.perf_counter()
-        for path in sample:
-            _Snapshot.stat(path)
-        scan = (time.perf_counter() - started) * len(watch) / max(1, len(sample))
-        with self._lock:
-            previous = self._visible
-            self._catalog = catalog
-            self._visible = visible
-            self._by_name = {s.name: s for s in catalog.active()}
-            self._watch = watch
-            self._snapshot = snapshot
-            self._scan_seconds = scan
-            self._last_check = time.monotonic()
-            self._tool_registry = None
-            self._pending_changes.append((previous, visible))
-            self._listings.clear()
-            self.generation += 1
 
     @property
     def catalog(self) -> Catalog:
         """The current catalog."""
-        return self._catalog
+        return self.workspace.catalog
 
     @property
     def visible(self) -> list[Skill]:
         """Skills a model may see, sorted by name."""
-        return self._visible
+        return self.workspace.visible_to_models()
 
-    def changed_on_disk(self) -> bool:
-        """True when a watched file or folder differs from the last snapshot."""
-        with self._lock:
-            watch, snapshot = self._watch, self._snapshot
-        started = time.perf_counter()
-        changed = any(_Snapshot.stat(p) != snapshot.stats.get(p) for p in watch)
-        self._scan_seconds = time.perf_counter() - started
-        self._last_check = time.monotonic()
-        return changed
+    @property
+    def generation(self) -> int:
+        """Bumped whenever the catalog was discovered again."""
+        return self.workspace.generation
+
+    @property
+    def index_lock(self) -> threading.RLock:
+        """Hold while using an index returned by :meth:`index`."""
+        return self.workspace.lock
 
     @property
     def scan_seconds(self) -> float:
         """How long the last change check took (drives how often to check)."""
-        return self._scan_seconds
+        return self.workspace.scan_seconds
+
+    def changed_on_disk(self) -> bool:
+        """True when a watched file or folder differs from the last discovery."""
+        return self.workspace.changed_on_disk()
 
     def refresh(self, *, inline: bool = False) -> bool:
-        """Reload the catalog when skills changed on disk.
+        """Discover again when skills changed on disk.
 
         Args:
             inline: Called on a request path: only scan when a scan is cheap (small
@@ -252,90 +176,27 @@ class SkillService:
         Returns:
             True when the catalog was reloaded.
         """
-        if inline and self._scan_seconds > _INLINE_CHECK_MAX_SECONDS:
+        if inline and self.workspace.scan_seconds > _INLINE_CHECK_MAX_SECONDS:
             return False
-        with self._refresh_lock:
-            if not self.changed_on_disk():
-                return False
-            self._reload()
-            return True
+        return self.workspace.refresh_if_changed()
 
     def index(self) -> SearchIndex:
         """The search index over the visible skills, kept in step with the catalog.
 
-        Small changes are applied incrementally (``update``/``remove``); a large change or
-        the first use builds the index. Until :meth:`upgrade_index` has run, the index is
-        lexical only (the embedding model can take a long time to load). Callers must hold
-        :attr:`index_lock` while they use the returned index.
+        Callers must hold :attr:`index_lock` while they use the returned index.
         """
-        from skilldeck.core.search import SearchIndex
+        return self.workspace.index("visible")
 
-        with self.index_lock:
-            with self._lock:
-                visible, generation = self._visible, self.generation
-                changes, self._pending_changes = self._pending_changes, []
-            if self._index is not None and self._index_generation == generation:
-                return self._index
-            if self._index is not None and changes:
-                before = {str(s.path): s for s in changes[0][0]}
-                after = {str(s.path): s for s in visible}
-                changed = [
-                    s for p, s in after.items() if p not in before or _stamp(before[p]) != _stamp(s)
-                ]
-                removed = [p for p in before if p not in after]
-                if len(changed) + len(removed) <= max(50, len(visible) // 10):
-                    for path in removed:
-                        self._index.remove(Path(path))
-                    for skill in changed:
-                        self._index.update(skill)
-                    self._index_generation = generation
-                    return self._index
-            bodies = self._bodies_ready or len(visible) < QUICK_INDEX_MIN
-            semantic = self.settings.semantic and self._semantic_ready
-            self._index = SearchIndex.build(
-                list(visible), bodies=bodies, settings=self.settings, semantic=semantic
-            )
-            self._index_generation = generation
-            return self._index
-
-    def upgrade_index(self, attempts: int = 3) -> bool:
-        """Complete the index in the background while searches use what exists.
-
-        A large catalog is first indexed from metadata only (fast); this adds the bodies,
-        then the embedding signal when the settings ask for it. Each richer index is built
-        aside and swapped in. Returns True when a richer index was swapped in.
-        """
-        from skilldeck.core.search import SearchIndex
-
-        stages = [] if len(self._visible) < QUICK_INDEX_MIN else [False]
-        if self.settings.semantic:
-            stages.append(True)
-        for semantic in stages:
-            for _ in range(attempts):
-                self.index()
-                with self._lock:
-                    visible, generation = self._visible, self.generation
-                full = SearchIndex.build(
-                    list(visible), bodies=True, settings=self.settings, semantic=semantic
-                )
-                with self.index_lock:
-                    if self._index_generation == generation and self.generation == generation:
-                        self._index = full
-                        self._bodies_ready = True
-                        self._semantic_ready = self._semantic_ready or semantic
-                        break
-            else:
-                return False
-        return bool(stages)
+    def upgrade_index(self) -> bool:
+        """Add the embedding signal when the settings ask for it (slow: a background
+        thread). Returns True when it was added."""
+        if not self.settings.semantic:
+            return False
+        return self.workspace.enable_semantic("visible")
 
     def tool_registry(self) -> ToolRegistry:
         """The tool registry (reloaded after the tools file changed)."""
-        with self._lock:
-            if self._tool_registry is None:
-                from skilldeck.core.tools import ToolRegistry
-
-                self._tool_registry = ToolRegistry.load(self.settings, cwd=self.cwd)
-            return self._tool_registry
+        return self.workspace.registry()
 
     def instructions(self, budget: int = INSTRUCTIONS_BUDGET) -> str:
         """The server instructions: how to use the tools plus a short skill listing.
@@ -346,7 +207,7 @@ class SkillService:
         """
         from skilldeck.core.loader import render_listing
 
-        visible = self._visible
+        visible = self.visible
         total = len(visible)
         head = f"{INTRO}\n\n{total} skill{'s' if total != 1 else ''} available."
         if not total:
@@ -370,13 +231,54 @@ class SkillService:
     # ------------------------------------------------------------------ sessions
 
     def store(self) -> SessionStore:
-        """The shared session store (opened on first use)."""
-        with self._session_lock:
-            if self._store is None:
-                from skilldeck.core.sessions import SessionStore
+        """The shared session store (opened on first use).
 
+        A store that cannot be opened (read-only or missing ``SKILLDECK_HOME``, full disk,
+        damaged file) is not fatal to the server: skills are still served, and every call
+        that needs sessions gets the error below. The next such call tries again, so the
+        server recovers once the fault is fixed, without a restart.
+
+        Raises:
+            SkilldeckError: EXECUTION_ERROR "sessions are unavailable: ..." (the store's
+                diagnostic code kept).
+        """
+        with self._session_lock:
+            if self._store is not None:
+                return self._store
+            from skilldeck.core.sessions import SessionStore
+
+            try:
                 self._store = SessionStore(self.settings.sessions_db, settings=self.settings)
+            except SkilldeckError as exc:
+                raise self._unavailable(exc) from exc
+            if self._store_problem is not None:
+                log("the sessions database can be used again")
+                self._store_problem = None
             return self._store
+
+    def _unavailable(self, exc: SkilldeckError) -> SkilldeckError:
+        """The error of a session call while the store cannot be used (logged once)."""
+        if exc.message != self._store_problem:
+            self._store_problem = exc.message
+            log(f"sessions are unavailable (skills are still served): {exc.message}")
+        details = {k: v for k, v in exc.details.items() if k in ("path", "diagnostic")}
+        return SkilldeckError(
+            ErrorCode.EXECUTION_ERROR,
+            f"sessions are unavailable: {exc.message}",
+            **details,
+        )
+
+    def _session_call(self, action: Callable[[], T]) -> T:
+        """Run a store operation; a database fault (full disk, read-only file) becomes the
+        "sessions are unavailable" error. Bad input (INVALID_PARAM, NOT_FOUND) passes."""
+        try:
+            return action()
+        except SkilldeckError as exc:
+            if exc.code is not ErrorCode.EXECUTION_ERROR or exc.message.startswith(
+                "sessions are unavailable"
+            ):
+                raise
+            raise self._unavailable(exc) from exc
 
     def _join(self, session_id: str) -> None:
         try:
@@ -397,10 +299,16 @@ class SkillService:
         if self.fixed_session is not None:
             return self.fixed_session
         with self._session_lock:
+            if label:
+                self._labels.setdefault(client_key, label)
             found = self._sessions.get(client_key)
             if found is not None:
                 return found
-        session = self.store().create(mode=self.mode, actor="agent", label=label or "mcp client")
+            label = self._labels.get(client_key, "mcp client")
+        store = self.store()
+        session = self._session_call(
+            lambda: store.create(mode=self.mode, actor="agent", label=label)
+        )
         with self._session_lock:
             self._sessions.setdefault(client_key, session.id)
             self._created.append(session.id)
@@ -438,12 +346,19 @@ class SkillService:
     # ------------------------------------------------------------------ lookups
 
     def _skill(self, name: str) -> Skill:
-        """The winning skill named ``name`` for an agent; NOT_FOUND with suggestions."""
-        skill = self._by_name.get(name)
+        """The winning skill named ``name`` for an agent; NOT_FOUND with suggestions.
+
+        INVALID_PARAM for a name no skill can have (control characters, too long), before
+        any lookup, so it never reaches messages, logs or the audit.
+        """
+        from skilldeck.core.sessions import SKILL_NAME_MAX, check_name
+
+        check_name(name, "skill", SKILL_NAME_MAX)
+        skill = self.workspace.by_name(name)
         if skill is None:
             from skilldeck.core.loader import unknown_skill
 
-            names = [s.name for s in self._visible]
+            names = [s.name for s in self.visible]
             raise unknown_skill(name, names, " (search_skills finds skills by task)")
         if not skill.enabled:
             raise SkilldeckError(
@@ -463,12 +378,9 @@ class SkillService:
 
     def search_skills(self, query: str, limit: int = 3) -> ToolOutput:
         """Agent-facing search (emits ``skill_selected`` through the search module)."""
-        from skilldeck.core.search import agent_search
-
         if not query.strip():
             raise SkilldeckError(ErrorCode.INVALID_PARAM, "query must not be blank")
-        with self.index_lock:
-            response = agent_search(self.index(), query, limit=limit, settings=self.settings)
+        response = self.workspace.agent_search(query, limit, scope="visible")
         results = []
         for result in response.results:
             skill = result.skill
@@ -499,7 +411,7 @@ class SkillService:
             "results": results,
             "confident": confident,
             "clustered": bool(getattr(response, "clustered", False)),
-            "total": int(getattr(response, "total", len(self._visible))),
+            "total": int(getattr(response, "total", len(self.visible))),
             "message": message,
         }
         lines = [message] if message else []
@@ -517,12 +429,12 @@ class SkillService:
         from skilldeck.core.loader import render_listing
 
         chosen = self.settings.prompt_char_budget if budget is None else budget
-        with self._lock:
-            visible, generation = self._visible, self.generation
+        with self.workspace.lock:
+            visible, generation = self.visible, self.generation
             cached = self._listings.get((generation, chosen))
         if cached is None:
             cached = render_listing(visible, budget=chosen, fmt="xml")
-            with self._lock:
+            with self.workspace.lock:
                 if self.generation == generation:
                     if len(self._listings) > 16:
                         self._listings.clear()
@@ -545,10 +457,7 @@ class SkillService:
         skill = self._skill(name)
         result = load_skill(skill, arguments, token_cap=self.settings.body_token_cap)
         availability = self._availability(skill)
-        session_id = self.session_for(client_key)
-        self.store().activate_skill(
-            session_id, skill.name, list(skill.allowed_tools), actor="agent", arguments=arguments
-        )
+        session_id, problem = self._activate(skill, arguments, client_key)
         latency_ms = (time.perf_counter() - started) * 1000
         record_load(skill, result, latency_ms, actor="agent", session=session_id, source="mcp")
         data = result.to_dict()
@@ -557,6 +466,12 @@ class SkillService:
         data["session"] = session_id
         data["resources"] = list(skill.resources)
         notes: list[str] = []
+        if problem is not None:
+            data["session_error"] = problem.to_dict()
+            notes.append(
+                f"This load was not recorded in a session ({problem.message}); check_tool "
+                "cannot authorize this skill's tools until that is fixed."
+            )
         missing = list(availability.get("missing") or [])
         if missing:
             notes.append(
@@ -567,6 +482,30 @@ class SkillService:
         if notes:
             text = text.rstrip("\n") + "\n\n[skilldeck]\n" + "\n".join(notes)
         return ToolOutput(data, text)
+
+    def _activate(
+        self, skill: Skill, arguments: str, client_key: str
+    ) -> tuple[str | None, SkilldeckError | None]:
+        """Activate ``skill`` in the client's session. When the store cannot be used the
+        skill is still served: returns ``(None, the error)`` instead of failing the load
+        (nothing is granted, so this fails closed)."""
+        try:
+            session_id = self.session_for(client_key)
+            store = self.store()
+            self._session_call(
+                lambda: store.activate_skill(
+                    session_id,
+                    skill.name,
+                    list(skill.allowed_tools),
+                    actor="agent",
+                    arguments=arguments,
+                )
+            )
+        except SkilldeckError as exc:
+            if exc.code is not ErrorCode.EXECUTION_ERROR:
+                raise
+            return None, exc
+        return session_id, None
 
     def _availability(self, skill: Skill) -> dict[str, Any]:
         try:
@@ -580,6 +519,7 @@ class SkillService:
         from skilldeck.core.loader import read_and_record
 
         skill = self._skill(name)
+        _check_path(path)
         resource = read_and_record(
             skill, path, self.settings.resource_byte_cap, actor="agent", source="mcp"
         )
@@ -596,10 +536,12 @@ class SkillService:
 
     def check_tool(self, tool: str, *, client_key: str = "stdio") -> ToolOutput:
         """The session's authorization decision for ``tool``."""
-        if not tool.strip():
-            raise SkilldeckError(ErrorCode.INVALID_PARAM, "tool must not be blank")
+        from skilldeck.core.sessions import check_name
+
+        tool = check_name(tool, "tool")
         session_id = self.session_for(client_key)
-        decision = self.store().check(session_id, tool, actor="agent")
+        store = self.store()
+        decision = self._session_call(lambda: store.check(session_id, tool, actor="agent"))
         data = _as_dict(decision)
         data.update(
             {
@@ -631,16 +573,17 @@ class SkillService:
                 start = max(0, int(cursor))
             except ValueError as exc:
                 raise SkilldeckError(ErrorCode.INVALID_PARAM, f"bad cursor {cursor!r}") from exc
-        skills = self._visible[start : start + _RESOURCE_PAGE]
+        visible = self.visible
+        skills = visible[start : start + _RESOURCE_PAGE]
         following = start + _RESOURCE_PAGE
-        return skills, (str(following) if following < len(self._visible) else None)
+        return skills, (str(following) if following < len(visible) else None)
 
     def complete(self, argument: str, prefix: str, known: dict[str, str]) -> list[str]:
         """Completions of a ``skill://`` template argument: skill names or file paths."""
         if argument == "name":
-            return [s.name for s in self._visible if s.name.startswith(prefix)]
+            return [s.name for s in self.visible if s.name.startswith(prefix)]
         if argument == "path":
-            skill = self._by_name.get(known.get("name", ""))
+            skill = self.workspace.by_name(known.get("name", ""))
             if skill is None or not skill.enabled:
                 return []
             files = [skill.path.name, *skill.resources]
@@ -651,8 +594,8 @@ class SkillService:
         """Read ``skill://{name}/SKILL.md`` or ``skill://{name}/{path}``."""
         from urllib.parse import unquote
 
+        from skilldeck.core.discovery.frontmatter import read_source
         from skilldeck.core.loader import read_and_record
-        from skilldeck.core.parse import read_source
 
         prefix = "skill://"
         if not uri.startswith(prefix):
@@ -664,6 +607,7 @@ class SkillService:
                 ErrorCode.INVALID_PARAM, f"expected skill://NAME/PATH, got {uri!r}"
             )
         skill = self._skill(name)
+        _check_path(rel)
         if rel.lower() == "skill.md":
             return ResourceContent(uri, "text/markdown", text=read_source(skill))
         resource = read_and_record(
@@ -674,8 +618,14 @@ class SkillService:
         return ResourceContent(uri, resource.mime, text=resource.text or "")
 
 
-def _stamp(skill: Skill) -> tuple[int, int, str, bool]:
-    return (skill.mtime_ns, skill.size, skill.content_hash, skill.enabled)
+def _check_path(path: str) -> None:
+    """INVALID_PARAM for a resource path with control characters or over 4096 characters
+    (no file inside a skill has such a name; NUL would crash the OS call)."""
+    if not is_safe_name(path, 4096):
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            "path must be 1-4096 characters without control or bidirectional characters",
+        )
 
 
 def resource_uri(name: str, rel_path: str) -> str:

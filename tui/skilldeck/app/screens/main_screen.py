@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -26,7 +26,7 @@ from textual.widgets import (
 from textual.worker import get_current_worker
 
 from skilldeck.app.deck import UsesDeck
-from skilldeck.app.state import Hit, Ranked, short_path
+from skilldeck.app.labels import short_path
 from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
 from skilldeck.app.widgets.explain_view import HINT as EXPLAIN_HINT
 from skilldeck.app.widgets.explain_view import ExplainView, explain_renderable
@@ -37,9 +37,7 @@ from skilldeck.app.widgets.search_box import SearchBox
 from skilldeck.app.widgets.tools_table import ToolsTable
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
-
-if TYPE_CHECKING:
-    pass
+from skilldeck.core.workspace import Hit, Ranked, Workspace
 
 RESULT_LIMIT = 200
 """Rows shown in the results list; the rest are counted as "+N more"."""
@@ -133,8 +131,10 @@ class MainScreen(UsesDeck, Screen[None]):
         Binding("5", "tab('tab-explain')", "Explain tab", show=False, id="main.tab-explain"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, workspace: Workspace) -> None:
         super().__init__()
+        self.workspace = workspace
+        """The skills shown (read here; the app runs its stages)."""
         self._debounce: Timer | None = None
         self._refine: Timer | None = None
         self._shown: Skill | None = None
@@ -142,6 +142,7 @@ class MainScreen(UsesDeck, Screen[None]):
         self._last_key = 0.0
         self._pending_line: int | None = None
         self._pin: Skill | None = None
+        self._stale_details = False
         self.last_ranked: Ranked | None = None
 
     def compose(self) -> ComposeResult:
@@ -173,11 +174,11 @@ class MainScreen(UsesDeck, Screen[None]):
         if deck.deterministic:
             self.query_one("#search", Input).cursor_blink = False
             self.query_one("#raw", TextArea).cursor_blink = False
-        self.watch(deck, "catalog_version", self._catalog_changed)
-        self.watch(deck, "discovering", self._progress_changed)
-        self.watch(deck, "discovered", self._progress_changed, init=False)
-        self.watch(deck, "stage", self._progress_changed, init=False)
-        self.query_one(ResultsList).show([], 0, deck.state)
+        self.watch(self.app, "catalog_version", self._catalog_changed)
+        self.watch(self.app, "discovering", self._progress_changed)
+        self.watch(self.app, "discovered", self._progress_changed, init=False)
+        self.watch(self.app, "stage", self._progress_changed, init=False)
+        self.query_one(ResultsList).show([], 0, self.workspace)
         self.query_one(PreviewPane).show(None)
 
     # ----------------------------------------------------------------- status
@@ -187,7 +188,7 @@ class MainScreen(UsesDeck, Screen[None]):
         bar = self.query_one("#progress", ProgressBar)
         bar.display = deck.discovering
         if deck.discovering:
-            count = deck.discovered or len(deck.state.catalog.skills)
+            count = deck.discovered or len(self.workspace.catalog.skills)
             self.query_one("#status", Static).update(
                 Text(f"{deck.stage or 'working'}… {count} skills", style="italic"), layout=False
             )
@@ -260,7 +261,7 @@ class MainScreen(UsesDeck, Screen[None]):
     def _search(self, query: str, keep: Skill | None, semantic: bool) -> None:
         worker = get_current_worker()
         try:
-            ranked = self.deck.state.rank(query, RESULT_LIMIT, semantic=semantic)
+            ranked = self.workspace.rank(query, RESULT_LIMIT, semantic=semantic)
         except SkilldeckError as exc:
             self.app.call_from_thread(self.notify, exc.message, severity="error")
             return
@@ -284,9 +285,13 @@ class MainScreen(UsesDeck, Screen[None]):
                 total += 1
         self.last_ranked = ranked
         results = self.query_one(ResultsList)
-        results.show(hits, total, self.deck.state, keep=keep)
+        results.show(hits, total, self.workspace, keep=keep)
+        if self._stale_details:
+            self._stale_details = False
+            if results.current is not None and results.current is self._detailed:
+                self.show_skill(results.current)  # same skill, new state (registry, lint)
         self._show_status(ranked)
-        if not ranked.semantic and ranked.query.strip() and self.deck.state.semantic:
+        if not ranked.semantic and ranked.query.strip() and self.workspace.semantic():
             self._refine = self.set_timer(SEMANTIC_PAUSE, self._refine_search)
         if self._pending_line is not None:
             line, self._pending_line = self._pending_line, None
@@ -294,10 +299,11 @@ class MainScreen(UsesDeck, Screen[None]):
             self.query_one(PreviewPane).show(results.current, line)
 
     def _catalog_changed(self, _version: int) -> None:
+        self._stale_details = True
         self.query_one(ResultsList).forget_rows()
         current = self.query_one(ResultsList).current
         if current is not None:
-            current = self.deck.state.catalog.by_path(current.path)
+            current = self.workspace.catalog.by_path(current.path)
         self.run_search(keep=current)
 
     # ----------------------------------------------------------------- detail panes
@@ -323,15 +329,15 @@ class MainScreen(UsesDeck, Screen[None]):
     def show_skill(self, skill: Skill | None) -> None:
         """Fill every detail pane for ``skill``."""
         self._detailed = skill
-        state = self.deck.state
+        workspace = self.workspace
         self.query_one(PreviewPane).show(skill)
-        diagnostics = state.diagnostics_for(skill) if skill else []
+        diagnostics = workspace.diagnostics_for(skill) if skill else []
         self.query_one(DiagnosticsList).show(diagnostics)
         tab = self.query_one("#tabs", TabbedContent).get_tab("tab-diagnostics")
         label = f"Diagnostics ({len(diagnostics)})" if diagnostics else "Diagnostics"
         if str(tab.label) != label:
             tab.label = label
-        availability = state.availability.get(skill.path) if skill else None
+        availability = workspace.availability.get(skill.path) if skill else None
         self.query_one(ToolsTable).show(availability, loading=self.deck.discovering)
         self.query_one(ResourcesList).show(skill)
         tabs = self.query_one("#tabs", TabbedContent)
@@ -420,7 +426,7 @@ class MainScreen(UsesDeck, Screen[None]):
     @work(thread=True, exclusive=True, group="explain")
     def _explain(self, query: str, skill: Skill) -> None:
         try:
-            response = self.deck.state.explain(query, skill)
+            response = self.workspace.explain(query)
         except Exception as exc:
             self.app.call_from_thread(self.notify, f"explain failed: {exc}", severity="error")
             return
@@ -480,7 +486,7 @@ class MainScreen(UsesDeck, Screen[None]):
         except OSError as exc:
             self.app.call_from_thread(self.notify, f"registry not written: {exc}", severity="error")
             return
-        for same in self.deck.state.catalog.skills:
+        for same in self.workspace.catalog.skills:
             if same.name == skill.name:
                 same.enabled = enabled
         self.app.call_from_thread(self._enabled_changed, skill, enabled)

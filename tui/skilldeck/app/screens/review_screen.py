@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 from skilldeck.app.deck import UsesDeck
 from skilldeck.app.widgets.diagnostics_list import SEVERITY_GLYPH, SEVERITY_STYLE
 from skilldeck.core.model import Diagnostic, Severity, Skill
+from skilldeck.core.workspace import Workspace
 
 if TYPE_CHECKING:
     pass
@@ -63,8 +64,10 @@ class ReviewScreen(UsesDeck, Screen[None]):
     )
     """Severities shown."""
 
-    def __init__(self) -> None:
+    def __init__(self, workspace: Workspace) -> None:
         super().__init__()
+        self.workspace = workspace
+        """The skills shown (read here; the app runs its stages)."""
         self._findings: list[Finding] = []
         self._rows: list[Finding | None] = []
         self._names = rule_names()
@@ -82,7 +85,7 @@ class ReviewScreen(UsesDeck, Screen[None]):
         self.sub_title = "review mode"
         if self.deck.deterministic:
             self.query_one("#code-filter", Input).cursor_blink = False
-        self.watch(self.deck, "catalog_version", self._reload)
+        self.watch(self.app, "catalog_version", self._reload)
         self.query_one("#findings").focus()
 
     def _reload(self, _version: int = 0) -> None:
@@ -90,7 +93,7 @@ class ReviewScreen(UsesDeck, Screen[None]):
 
     @work(thread=True, exclusive=True, group="review")
     def _collect(self) -> None:
-        findings = self.deck.state.findings()
+        findings = self.workspace.findings()
         self.app.call_from_thread(self._collected, findings)
 
     def _collected(self, findings: list[Finding]) -> None:

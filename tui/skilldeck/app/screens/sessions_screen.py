@@ -138,7 +138,7 @@ class SessionsScreen(UsesDeck, Screen[None]):
         self._selected = self.deck.session_id
         if self.deck.deterministic:
             self.query_one("#tool", Input).cursor_blink = False
-        self.watch(self.deck, "store_version", self._reload)
+        self.watch(self.app, "store_version", self._reload)
         self.query_one("#session-list").focus()
 
     # ----------------------------------------------------------------- loading

@@ -18,7 +18,7 @@ from textual.reactive import reactive
 from textual.widgets import ContentSwitcher, Markdown, Static, TextArea
 from textual.widgets.text_area import Selection
 
-from skilldeck.app.state import SOURCE_BADGE, short_path
+from skilldeck.app.labels import SOURCE_BADGE, short_path
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
 
@@ -57,7 +57,7 @@ def language_for(name: str) -> str | None:
 
 
 def _read(skill: Skill) -> tuple[str, str]:
-    from skilldeck.core.parse import read_body, read_source
+    from skilldeck.core.discovery.frontmatter import read_body, read_source
 
     return read_body(skill), read_source(skill)
 
@@ -193,19 +193,35 @@ class PreviewPane(Vertical):
         self._skill = skill
         if line is not None:
             self.goto_line(line)
-        if same:
-            return
         fm = self.query_one("#frontmatter", Static)
         if skill is None:
             self._pending_line = None
+            self._set_loading(False)
             fm.update(Text("No skill selected.", style="dim"))
             self.query_one("#md", Markdown).update("")
             self.query_one("#md-plain", Static).update("")
             self.query_one("#raw", TextArea).load_text("")
             self._source_for = None
             return
-        fm.update(frontmatter_table(skill))
-        self._load(skill)
+        fm.update(frontmatter_table(skill))  # cheap, and the status may have changed
+        if not same:
+            # The body of the previous skill must never sit under this header: cover it
+            # until this skill's body is in place.
+            self._set_loading(True)
+            self._load(skill)
+
+    def _set_loading(self, loading: bool) -> None:
+        self.query_one(ContentSwitcher).loading = loading
+
+    def _wants(self, key: tuple[Path, int]) -> bool:
+        """Whether the body of ``key`` (path, mtime) is the one to show now."""
+        skill = self._skill
+        return skill is not None and (skill.path, skill.mtime_ns) == key
+
+    @property
+    def is_loading(self) -> bool:
+        """True while the body shown does not belong to :attr:`skill` yet."""
+        return bool(self.query_one(ContentSwitcher).loading)
 
     def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
         """Open web links in the browser and the skill's own files in the file viewer."""
@@ -254,6 +270,9 @@ class PreviewPane(Vertical):
             try:
                 cached = await asyncio.to_thread(_read, skill)
             except SkilldeckError as exc:
+                if not self._wants(key):
+                    return
+                self._set_loading(False)
                 self.query_one("#md-plain", Static).update(Text(exc.message, style="red"))
                 self.query_one("#md-plain").display = True
                 self.query_one("#md").display = False
@@ -264,7 +283,7 @@ class PreviewPane(Vertical):
                 self._cache.popitem(last=False)
         else:
             self._cache.move_to_end(key)
-        if self._skill is not skill:
+        if not self._wants(key):
             return
         body, source = cached
         self.query_one("#raw", TextArea).load_text(source)
@@ -288,3 +307,5 @@ class PreviewPane(Vertical):
                 plain.update(RichMarkdown(body))
             else:
                 plain.update(Text(body))
+        if self._wants(key):
+            self._set_loading(False)

@@ -13,8 +13,9 @@ from textual.visual import Padding
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from skilldeck.app.state import SOURCE_BADGE, DeckState, Hit
+from skilldeck.app.labels import SOURCE_BADGE
 from skilldeck.core.model import Skill, Source
+from skilldeck.core.workspace import Hit, Workspace
 
 MORE_ID = "__more__"
 FIRST_ROWS = 30
@@ -41,7 +42,7 @@ MARKERS = (
 """Glyph, style and meaning of each row marker, in display order."""
 
 
-def row_markers(skill: Skill, state: DeckState) -> Content:
+def row_markers(skill: Skill, state: Workspace) -> Content:
     """The marker column of a row (five fixed cells)."""
     errors, warnings = state.counts(skill)
     flags = (
@@ -58,7 +59,7 @@ def row_markers(skill: Skill, state: DeckState) -> Content:
     return Content.assemble(*parts)
 
 
-def render_row(hit: Hit, state: DeckState, width: int = 80) -> Content:
+def render_row(hit: Hit, state: Workspace, width: int = 80) -> Content:
     """The two-line prompt of one result, each line cut to ``width`` cells."""
     skill = hit.skill
     name_style = "bold" if skill.enabled and not skill.shadowed else "dim strike"
@@ -108,7 +109,7 @@ class ResultsList(OptionList):
         self._hits: list[Hit] = []
         self._current: Skill | None = None
         self._total = 0
-        self._state: DeckState | None = None
+        self._state: Workspace | None = None
         self._rendered_width = 0
         self._generation = 0
         self._option_cache: dict[tuple[Path, int, bool, int], Option] = {}
@@ -125,7 +126,7 @@ class ResultsList(OptionList):
         return self._current
 
     def show(
-        self, hits: list[Hit], total: int, state: DeckState, keep: Skill | None = None
+        self, hits: list[Hit], total: int, state: Workspace, keep: Skill | None = None
     ) -> None:
         """Replace the rows.
 
@@ -175,7 +176,7 @@ class ResultsList(OptionList):
             )
             self.add_option(Option(more, id=MORE_ID, disabled=True))
 
-    def _option(self, hit: Hit, state: DeckState) -> Option:
+    def _option(self, hit: Hit, state: Workspace) -> Option:
         """The row for ``hit``, reused while the skill and the width stay the same."""
         width = self._row_width()
         key = (hit.skill.path, hit.skill.mtime_ns, hit.skill.enabled, width)

@@ -1,10 +1,45 @@
-"""The search box: an Input that repaints without a screen reflow on every keystroke."""
+"""The search box: an Input that repaints without a screen reflow on every keystroke and
+applies its editing keys in the order they were typed."""
 
 from __future__ import annotations
 
+from textual import events
+from textual.binding import Binding
 from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Input
+
+_IN_ORDER_ACTIONS = frozenset(
+    {
+        "cursor_left",
+        "cursor_right",
+        "cursor_left_word",
+        "cursor_right_word",
+        "delete_left",
+        "delete_right",
+        "delete_left_word",
+        "delete_right_word",
+        "delete_left_all",
+        "delete_right_all",
+        "home",
+        "end",
+    }
+)
+
+
+def _editing_keys() -> dict[str, str]:
+    """Input's own editing keys (``ctrl+u``, ``backspace``, ``left``, ...) and their actions."""
+    keys: dict[str, str] = {}
+    for binding in Input.BINDINGS:
+        if not isinstance(binding, Binding) or binding.action not in _IN_ORDER_ACTIONS:
+            continue
+        for key in binding.key.split(","):
+            keys[key.strip()] = binding.action
+    return keys
+
+
+EDITING_KEYS = _editing_keys()
+"""Keys the box applies at once rather than through the binding chain."""
 
 
 class SearchBox(Input):
@@ -15,7 +50,22 @@ class SearchBox(Input):
     keystroke at 10k skills, `tests/benchmarks/bench_tui.py`). The box has a fixed size,
     so the text width only matters for horizontal scrolling: it is recorded without the
     reflow and the box alone repaints.
+
+    Editing keys such as ``ctrl+u`` reach an Input as bindings, which Textual looks up only
+    after the key has bubbled to the app; letters typed right behind them are inserted
+    first and then deleted with the rest ("abc", ctrl+u, "exel" typed at once left the box
+    empty). The box applies those keys as they arrive, so the text follows the typing.
     """
+
+    async def _on_key(self, event: events.Key) -> None:
+        action = EDITING_KEYS.get(event.key)
+        if action is None:
+            await super()._on_key(event)
+            return
+        event.stop()
+        event.prevent_default()
+        self._restart_blink()
+        await self.run_action(action)
 
     def _watch_value(self, value: str) -> None:
         if not self.styles.auto_dimensions:

@@ -412,7 +412,7 @@ _SCHEME = re.compile(r"^[A-Za-z][\w+.-]*:")
 
 def _read_body(skill: Skill) -> str | None:
     try:
-        from skilldeck.core.parse import read_body
+        from skilldeck.core.discovery.frontmatter import read_body
     except ImportError:  # the parser is not installed yet
         return None
     try:

@@ -1,8 +1,12 @@
 """Hybrid skill search: fielded BM25, fuzzy correction, name matching, triggers and
 optional offline embeddings, fused into one explainable 0-1 score.
 
-Build a :class:`SearchIndex` from skills, then :meth:`SearchIndex.search` (people: up to
-20 results) or :func:`agent_search` (agents: top 3, confidence judged, telemetry).
+Build a :class:`SearchIndex` from skills (or load it from the local store with
+:func:`skilldeck.core.search.persist.load_or_build`), then :meth:`SearchIndex.search`
+(people: up to 20 results) or :func:`agent_search` (agents: top 3, confidence judged,
+telemetry). A search runs in stages: :mod:`.query` (the words as weighted terms) ->
+:mod:`.ranking` (signals, fusion, explanation); :mod:`.analysis` and :mod:`.postings` build
+the arrays they read.
 """
 
 from skilldeck.core.search.bm25 import BM25Postings

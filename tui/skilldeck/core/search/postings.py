@@ -22,9 +22,6 @@ and the average length of every field change with the document count).
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
@@ -37,19 +34,6 @@ _EMPTY_KEYS = np.zeros(0, dtype=np.int64)
 
 FieldArrays = tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]]
 """One field's postings as parallel arrays: term ids, document ids, term frequencies."""
-
-
-def release_free_memory() -> None:
-    """Hand freed heap memory back to the OS (glibc's ``malloc_trim``; elsewhere nothing).
-
-    Building the index allocates and frees a few hundred MB of temporary arrays; glibc
-    keeps most of it mapped (its mmap threshold grows after large frees), so without this
-    the process would keep several times the index's own size.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).malloc_trim(0)
 
 
 def sorted_unique(keys: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -147,11 +131,17 @@ class FieldPostings:
         self.tfs: list[NDArray[np.uint8]] = []
         self.df: NDArray[np.int32] = np.zeros((self.n_fields, vocab_size), dtype=np.int32)
         for f, (terms, docs, tfs) in enumerate(fields):
+            # (term, document) is unique within a field, so sorting the key with the
+            # frequency in its low byte orders the frequencies too: an in-place sort, no
+            # argsort permutation and no gathered copies (arrays byte-identical, tested)
             key = terms.astype(np.int64) * stride + docs
-            order = np.argsort(key, kind="stable")
-            keys.append(key[order])
-            self.tfs.append(np.minimum(tfs[order], MAX_TF).astype(np.uint8))
-            del key, order
+            key <<= 8
+            key |= np.minimum(tfs, MAX_TF)
+            key.sort()
+            self.tfs.append((key & 0xFF).astype(np.uint8))
+            key >>= 8
+            keys.append(key)
+            del key
             self.df[f] = np.bincount(terms, minlength=vocab_size)[:vocab_size]
         pairs = sorted_unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
         self.docs: NDArray[np.int32] = (pairs % stride).astype(np.int32)
@@ -163,7 +153,39 @@ class FieldPostings:
             keys[f] = _EMPTY_KEYS
         self._tfptr: NDArray[np.int64] | None = None
 
-    def _recompute(self) -> None:
+    @classmethod
+    def from_arrays(
+        cls,
+        arrays: Mapping[str, NDArray[np.generic]],
+        tfs: Sequence[NDArray[np.uint8]],
+        vocab_size: int,
+        weights: Sequence[float],
+    ) -> FieldPostings:
+        """Wrap arrays saved from another index (``docs``, ``masks``, ``contrib``,
+        ``indptr``, ``df``, ``doc_len``; see :mod:`skilldeck.core.search.persist`), which
+        has checked their dtypes, shapes and consistency. Only the per-field statistics
+        are recomputed (a few ms); ``contrib`` is taken as saved: recomputing it costs
+        0.13 s at 10k skills (measured), reading it back about 5 ms."""
+        self = cls.__new__(cls)
+        self.n_fields = len(tfs)
+        self.weights = np.asarray(weights, dtype=np.float64)
+        self.alt_weights = None
+        self.alt_contrib = None
+        self.vocab_size = vocab_size
+        self.doc_len = arrays["doc_len"]  # type: ignore[assignment]
+        self.n_docs = int(self.doc_len.shape[1])
+        self.docs = arrays["docs"]  # type: ignore[assignment]
+        self.masks = arrays["masks"]  # type: ignore[assignment]
+        self.indptr = arrays["indptr"]  # type: ignore[assignment]
+        self.df = arrays["df"]  # type: ignore[assignment]
+        self.tfs = list(tfs)
+        self._tfptr = None
+        self._statistics()
+        self.contrib = arrays["contrib"]  # type: ignore[assignment]
+        return self
+
+    def _statistics(self) -> None:
+        """Average lengths, average idf and each term's ranking idf, from ``df``/``doc_len``."""
         n = self.n_docs
         self.avgdl = np.zeros(self.n_fields, dtype=np.float64)
         self.avg_idf = np.zeros(self.n_fields, dtype=np.float64)
@@ -174,6 +196,9 @@ class FieldPostings:
             total = int(self.doc_len[f].sum())
             self.avgdl[f] = total / n if n else 0.0
         self.term_idf: NDArray[np.float64] = term_idf
+
+    def _recompute(self) -> None:
+        self._statistics()
         if self.alt_weights is None:
             (self.contrib,) = self._contributions([self.weights])
             self.alt_contrib = None

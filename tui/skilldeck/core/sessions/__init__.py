@@ -21,11 +21,19 @@ from skilldeck.core.sessions.model import (
     tool_matches,
 )
 from skilldeck.core.sessions.sqlite import SqliteBackend
-from skilldeck.core.sessions.store import SessionStore, check_mode
+from skilldeck.core.sessions.store import (
+    SKILL_NAME_MAX,
+    TOOL_NAME_MAX,
+    SessionStore,
+    check_mode,
+    check_name,
+)
 
 __all__ = [
     "MODES",
     "REASONS",
+    "SKILL_NAME_MAX",
+    "TOOL_NAME_MAX",
     "ActiveSkill",
     "AuditEntry",
     "Decision",
@@ -36,6 +44,7 @@ __all__ = [
     "SqliteBackend",
     "base_tool_name",
     "check_mode",
+    "check_name",
     "split_tool",
     "tool_matches",
 ]

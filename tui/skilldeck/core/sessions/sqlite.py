@@ -24,6 +24,7 @@ transaction. Deleting a session cascades to its skills, tools and pending rows, 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import sqlite3
 import threading
@@ -40,6 +41,7 @@ from skilldeck.core.sessions.model import (
     Session,
     tool_matches,
 )
+from skilldeck.core.store import is_disk_full
 
 SCHEMA_VERSION = 1
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -119,6 +121,13 @@ def _statements(script: str) -> list[str]:
     return found
 
 
+def _disk_full(exc: object) -> bool:
+    """True when ``exc`` says the disk or quota is full (SQLite or the OS)."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return isinstance(exc, BaseException) and is_disk_full(exc)
+
+
 def _is_busy(exc: sqlite3.Error) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
@@ -141,8 +150,13 @@ class SqliteBackend:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
+            if _disk_full(exc):
+                raise self._corrupt(exc) from exc
             raise SkilldeckError(
-                ErrorCode.EXECUTION_ERROR, f"cannot create {path.parent}: {exc}", path=str(path)
+                ErrorCode.EXECUTION_ERROR,
+                f"cannot create {path.parent}: {exc}",
+                path=str(path),
+                diagnostic="SS002",
             ) from exc
         try:
             self._conn = sqlite3.connect(
@@ -176,6 +190,16 @@ class SqliteBackend:
             raise self._corrupt("file is not a database")
 
     def _corrupt(self, exc: object) -> SkilldeckError:
+        """The error to report for a failed database operation: disk full (SS005), not
+        writable (SS002), or unreadable/damaged (SS001)."""
+        if _disk_full(exc):
+            return SkilldeckError(
+                ErrorCode.EXECUTION_ERROR,
+                f"disk full: cannot write the sessions database {self.path} ({exc}); free "
+                "some space and try again (the database is intact)",
+                path=str(self.path),
+                diagnostic="SS005",
+            )
         text = str(exc).lower()
         if "unable to open" in text or "readonly" in text or "read-only" in text:
             return SkilldeckError(
@@ -237,10 +261,17 @@ class SqliteBackend:
         cur.execute("BEGIN IMMEDIATE")
         try:
             yield cur
+            cur.execute("COMMIT")
         except BaseException:
-            cur.execute("ROLLBACK")
+            self._abandon()
             raise
-        cur.execute("COMMIT")
+
+    def _abandon(self) -> None:
+        """Roll back whatever transaction a failure left open (a failed COMMIT, a full
+        disk), so the next call starts clean: faults must not stick to the connection."""
+        with contextlib.suppress(sqlite3.Error):
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
 
     def _write(self, action: Callable[[sqlite3.Cursor], T]) -> T:
         def run() -> T:
@@ -254,9 +285,12 @@ class SqliteBackend:
             cur = self._conn.cursor()
             cur.execute("BEGIN")
             try:
-                return action(cur)
-            finally:
+                result = action(cur)
                 cur.execute("COMMIT")
+            except BaseException:
+                self._abandon()
+                raise
+            return result
 
         return self._guard(lambda: self._retry(run))
 

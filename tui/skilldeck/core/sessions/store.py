@@ -24,6 +24,7 @@ from typing import Any
 
 from skilldeck.core.config import Settings, load_settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.safe_text import for_terminal, is_safe_name
 from skilldeck.core.sessions.backend import SessionBackend
 from skilldeck.core.sessions.model import (
     MODES,
@@ -40,11 +41,49 @@ log = logging.getLogger(__name__)
 DAY = 86_400.0
 
 
-def _clean_tool(tool: str) -> str:
-    name = " ".join(str(tool).split())
+TOOL_NAME_MAX = 500
+"""Longest tool name (with its specifier, e.g. ``Bash(git log:*)``) the store accepts."""
+SKILL_NAME_MAX = 200
+"""Longest skill name the store accepts."""
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """A short, terminal-safe rendering of untrusted text for an error message."""
+    cut = text if len(text) <= limit else text[:limit] + "…"
+    return for_terminal(repr(cut))
+
+
+def check_name(value: object, kind: str = "tool", max_length: int = TOOL_NAME_MAX) -> str:
+    """``value`` trimmed, when it is a usable tool (or skill) name.
+
+    Inner runs of spaces are collapsed (``Bash( git  log )`` and ``Bash( git log )`` are
+    one tool). A name that is empty, longer than ``max_length`` or holds a control or
+    bidirectional character (escape sequences, newlines, NUL, U+202E) is refused: it would
+    forge audit lines and terminal output.
+
+    Raises:
+        SkilldeckError: INVALID_PARAM with the reason.
+    """
+    if not isinstance(value, str):
+        raise SkilldeckError(ErrorCode.INVALID_PARAM, f"{kind} name must be a string")
+    name = value.strip(" ")
     if not name:
-        raise SkilldeckError(ErrorCode.INVALID_PARAM, "tool name is empty")
-    return name
+        raise SkilldeckError(ErrorCode.INVALID_PARAM, f"{kind} name is empty")
+    if len(name) > max_length:
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"{kind} name is longer than {max_length} characters: {_shown(name)}",
+        )
+    if not is_safe_name(name, max_length):
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"{kind} name holds control or bidirectional characters: {_shown(name)}",
+        )
+    return " ".join(name.split())
+
+
+def _clean_tool(tool: str) -> str:
+    return check_name(tool, "tool", TOOL_NAME_MAX)
 
 
 def check_mode(mode: str) -> str:
@@ -134,10 +173,26 @@ class SessionStore:
         actor: str = "agent",
         arguments: str = "",
     ) -> Session:
-        """Mark a skill active; its ``allowed-tools`` join the session's allowlist."""
-        tools = [_clean_tool(t) for t in allowed_tools if str(t).strip()]
+        """Mark a skill active; its ``allowed-tools`` join the session's allowlist.
+
+        An ``allowed-tools`` entry that is not a usable tool name (control characters, too
+        long) is left out with a warning: it grants nothing, which is the safe reading.
+
+        Raises:
+            SkilldeckError: INVALID_PARAM for a bad skill name; NOT_FOUND for an unknown
+                session.
+        """
+        skill = check_name(name, "skill", SKILL_NAME_MAX)
+        tools: builtins.list[str] = []
+        for entry in allowed_tools:
+            if not str(entry).strip():
+                continue
+            try:
+                tools.append(_clean_tool(entry))
+            except SkilldeckError as exc:
+                log.warning("skill %s: allowed-tools entry ignored: %s", skill, exc.message)
         self._require(
-            self.backend.activate_skill(session_id, name, tools, arguments, actor, time.time()),
+            self.backend.activate_skill(session_id, skill, tools, arguments, actor, time.time()),
             session_id,
         )
         return self.get(session_id)
@@ -210,6 +265,10 @@ class SessionStore:
 
         Emits the ``tool_authorization`` telemetry event. Never raises for an unknown
         session: the answer is ``no_session``.
+
+        Raises:
+            SkilldeckError: INVALID_PARAM for a name :func:`check_name` refuses;
+                EXECUTION_ERROR when the database cannot be used (full disk: SS005).
         """
         name = _clean_tool(tool)
         session = self.backend.get_session(session_id)

@@ -1,0 +1,319 @@
+"""The stages of one search after the query is parsed: signals -> fuse -> explain.
+
+:meth:`SearchIndex.search <skilldeck.core.search.index.SearchIndex.search>` runs them in
+order: :func:`gather_signals` picks the candidates and scores each signal over them,
+:func:`fuse` mixes the signals into one score, applies triggers and mentions and orders the
+candidates, and :func:`explain` turns the best ones into :class:`SearchResult` objects
+with what matched where. Each stage is a plain function of the index and the previous
+stage's output, so it can be read, timed and tested alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+from rapidfuzz import fuzz, process
+
+from skilldeck.core.model import Skill
+from skilldeck.core.search.analysis import FIELDS, ParsedQuery, required_tools
+from skilldeck.core.search.results import CLUSTER_GAP, SearchResult
+from skilldeck.core.search.text import normalize
+
+if TYPE_CHECKING:
+    from skilldeck.core.search.index import SearchIndex
+
+FIELD_CREDIT: dict[str, float] = {
+    "name": 1.0,
+    "description": 1.0,
+    "tags": 1.0,
+    "headings": 0.7,
+    "body": 0.45,
+}
+"""Coverage credit of a query term by the field it was found in."""
+CANDIDATES = 200
+NAME_ALL_LIMIT = 500
+TRIGGER_SCORE = 0.9
+NAME_FLOOR = 0.6
+
+_CREDIT = np.array(
+    [
+        max((FIELD_CREDIT[f] for i, f in enumerate(FIELDS) if bits & (1 << i)), default=0.0)
+        for bits in range(1 << len(FIELDS))
+    ],
+    dtype=np.float64,
+)
+"""Coverage credit of a term found in the fields of a bit mask: the best field's."""
+_FIELDS_OF = [
+    tuple(f for i, f in enumerate(FIELDS) if bits & (1 << i)) for bits in range(1 << len(FIELDS))
+]
+
+
+@dataclass(slots=True)
+class Signals:
+    """Stage 2: the candidates and every signal's 0-1 score over them.
+
+    Attributes:
+        cand: Candidate document ids, ascending.
+        lex: Weighted BM25 of every document (not only candidates).
+        sem_all: Semantic signal of every document, when embeddings are used.
+        masks: Per query term id, its field bits in each candidate.
+        values: Signal name -> its score per candidate.
+        fired: Document -> triggers that fired.
+        mentioned: Documents named explicitly (``$name``).
+        lex_docs: Documents with a positive BM25.
+    """
+
+    cand: NDArray[np.int64]
+    lex: NDArray[np.float64]
+    sem_all: NDArray[np.float64] | None
+    masks: dict[int, NDArray[np.uint8]]
+    values: dict[str, NDArray[np.float64]]
+    fired: dict[int, list[str]]
+    mentioned: set[int]
+    lex_docs: NDArray[np.intp]
+
+
+@dataclass(slots=True)
+class Fused:
+    """Stage 3: the fused score per candidate and the order of the ones kept.
+
+    Attributes:
+        final: Fused 0-1 score per candidate (triggers and mentions applied).
+        ranked: Positions into the candidates, best first (empty: nothing matched).
+        total: How many skills matched at all.
+        clustered: Several kept results score within :data:`CLUSTER_GAP` of the top one.
+        complete_of: Document -> whether all its required tools are available.
+    """
+
+    final: NDArray[np.float64]
+    ranked: NDArray[np.intp]
+    total: int
+    clustered: bool
+    complete_of: dict[int, bool]
+
+
+def gather_signals(
+    index: SearchIndex,
+    query: str,
+    parsed: ParsedQuery,
+    sem_all: NDArray[np.float64] | None,
+) -> Signals:
+    """Stage 2: BM25 over all skills, then coverage and name similarity over candidates."""
+    n = len(index.skills)
+    lex = index.lexical(parsed, semantic=sem_all is not None)
+    mentioned = index.mentioned(query)
+    fired = index.triggers.match(query)
+    lex_docs = np.flatnonzero(lex > 0)
+    if n <= NAME_ALL_LIMIT:
+        cand = np.arange(n)
+    else:
+        cand = top_k(lex_docs, lex[lex_docs], CANDIDATES)
+        if sem_all is not None:
+            cand = np.union1d(cand, top_k(np.arange(n), sem_all, CANDIDATES))
+    if fired or mentioned:
+        cand = np.union1d(cand, np.fromiter(set(fired) | mentioned, dtype=np.int64))
+    cand = cand.astype(np.int64)
+    cand32 = cand.astype(np.int32)
+    top_lex = float(lex.max())
+    rel = lex[cand] / top_lex if top_lex > 0 else np.zeros(len(cand))
+    masks = {tid: index.postings.masks_of(tid, cand32) for tid in parsed.terms}
+    values = {
+        "bm25": rel,
+        "coverage": _coverage(index, parsed, masks, len(cand)),
+        "name": name_signal(index.normalized_names(cand.tolist()), query),
+    }
+    if sem_all is not None:
+        values["semantic"] = sem_all[cand]
+    return Signals(cand, lex, sem_all, masks, values, fired, mentioned, lex_docs)
+
+
+def _coverage(
+    index: SearchIndex, parsed: ParsedQuery, masks: dict[int, NDArray[np.uint8]], size: int
+) -> NDArray[np.float64]:
+    """idf-weighted share of the query terms each candidate holds, credited by field."""
+    terms = parsed.terms
+    tids = np.fromiter(terms, dtype=np.int64, count=len(terms))
+    tweights = np.fromiter(terms.values(), dtype=np.float64, count=len(terms))
+    tidf = index.postings.term_idf[tids] if len(tids) else np.zeros(0)
+    n = len(index.skills)
+    denom = float(tweights @ tidf) + parsed.unknown * 0.5 * float(np.log1p(n))
+    cov = np.zeros(size, dtype=np.float64)
+    if denom > 0:
+        for mask, share in zip(masks.values(), tweights * tidf / denom, strict=True):
+            if share:
+                cov += share * _CREDIT[mask]
+    return cov
+
+
+def name_signal(names: list[str], query: str) -> NDArray[np.float64]:
+    """rapidfuzz similarity of the query to each (normalised) name, rescaled to 0-1."""
+    out = np.zeros(len(names), dtype=np.float64)
+    qnorm = normalize(query)
+    if not qnorm or not names:
+        return out
+    # scores under the floor map to 0 anyway; the cutoff lets rapidfuzz stop early
+    cutoff = NAME_FLOOR * 100.0
+    scores = process.cdist(
+        [qnorm], names, scorer=fuzz.token_set_ratio, dtype=np.float32, score_cutoff=cutoff
+    )[0]
+    if len(qnorm.split()) <= 4:
+        partial = process.cdist(
+            [qnorm], names, scorer=fuzz.partial_ratio, dtype=np.float32, score_cutoff=cutoff
+        )[0]
+        scores = np.maximum(scores, partial)
+    out[:] = np.clip((scores / 100.0 - NAME_FLOOR) / (1.0 - NAME_FLOOR), 0.0, 1.0)
+    return out
+
+
+def fuse(
+    index: SearchIndex,
+    sig: Signals,
+    weights: Mapping[str, float],
+    limit: int,
+    available_tools: set[str] | None,
+) -> Fused:
+    """Stage 3: weighted mean of the signals, triggers and mentions on top, then order."""
+    total_w = sum(weights[k] for k in sig.values)
+    final = np.zeros(len(sig.cand), dtype=np.float64)
+    for key_name, values in sig.values.items():
+        final += (weights[key_name] / total_w) * values
+    cand, fired, mentioned = sig.cand, sig.fired, sig.mentioned
+    lex_cand = sig.lex[cand]
+    special = {*fired, *mentioned}
+    position = {d: int(np.searchsorted(cand, d)) for d in special}
+    for doc in fired:
+        final[position[doc]] = max(final[position[doc]], TRIGGER_SCORE)
+    for doc in mentioned:
+        final[position[doc]] = 1.0
+    extra = (lex_cand <= 0) & ((sig.values["name"] > 0) | (final > 0))
+    total = len(sig.lex_docs) + int(extra.sum())
+    sem_all = sig.sem_all
+    if sem_all is not None and len(index.skills) > NAME_ALL_LIMIT:
+        total += int(((sem_all >= 0.5) & (sig.lex <= 0)).sum()) - int(
+            (extra & (sem_all[cand] >= 0.5)).sum()
+        )
+    keep = np.flatnonzero((lex_cand > 0) | (final > 0))
+    pool_size = max(limit, 1) + 20
+    if len(keep) > pool_size:
+        keep = keep[np.argpartition(-final[keep], pool_size - 1)[:pool_size]]
+    if special:
+        keep = np.union1d(keep, np.fromiter(position.values(), dtype=np.int64))
+    if not len(keep):
+        return Fused(final, keep, total, False, {})
+    ranked, complete_of = _order(index, sig, final, keep, available_tools)
+    top = float(final[ranked[0]])
+    clustered = int(np.count_nonzero(final[ranked] >= top - CLUSTER_GAP)) > 1
+    clustered = clustered and int(cand[ranked[0]]) not in mentioned
+    return Fused(final, ranked, total, clustered, complete_of)
+
+
+def _order(
+    index: SearchIndex,
+    sig: Signals,
+    final: NDArray[np.float64],
+    keep: NDArray[np.intp],
+    available_tools: set[str] | None,
+) -> tuple[NDArray[np.intp], dict[int, bool]]:
+    """Kept candidates best first: mentions, triggers, score (4 decimals), priority,
+    required tools available, then name; and each kept document's tool completeness."""
+    docs = sig.cand[keep]
+    complete = _complete(index.skills, available_tools, docs)
+    is_mentioned = np.isin(docs, np.fromiter(sig.mentioned, dtype=np.int64))
+    is_fired = np.isin(docs, np.fromiter(sig.fired, dtype=np.int64))
+    ranked = keep[
+        np.lexsort(
+            (
+                _name_order(index.skills, docs),
+                ~complete,
+                -index.priority[docs],
+                -np.round(final[keep], 4),
+                ~is_fired,
+                ~is_mentioned,
+            )
+        )
+    ]
+    return ranked, dict(zip(docs.tolist(), complete.tolist(), strict=True))
+
+
+def _complete(
+    skills: Sequence[Skill], available: set[str] | None, docs: NDArray[np.int64]
+) -> NDArray[np.bool_]:
+    if available is None:
+        return np.ones(len(docs), dtype=bool)
+    lowered = {a.lower() for a in available}
+    return np.array(
+        [all(t.lower() in lowered for t in required_tools(skills[d])) for d in docs.tolist()],
+        dtype=bool,
+    )
+
+
+def _name_order(skills: Sequence[Skill], docs: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Each of ``docs``' rank by (lower-cased name, path) among them: the last tie-breaker.
+    Only the kept few are sorted, so a loaded index needs no catalog-wide name order."""
+    keys = [(skills[d].name.lower(), str(skills[d].path)) for d in docs.tolist()]
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(len(keys))
+    return rank
+
+
+def explain(
+    index: SearchIndex,
+    sig: Signals,
+    fused: Fused,
+    parsed: ParsedQuery,
+    *,
+    limit: int,
+    explain_fields: bool,
+    available_tools: set[str] | None,
+    threshold: float,
+) -> list[SearchResult]:
+    """Stage 4: the best ``limit`` as results, with signals and what matched where."""
+    shown = fused.ranked[:limit]
+    found = matched_terms(sig.masks, shown, parsed.labels)
+    fired, mentioned = sig.fired, sig.mentioned
+    results = []
+    for i, matched in zip(shown.tolist(), found, strict=True):
+        doc = int(sig.cand[i])
+        score = float(fused.final[i])
+        signals = {k: float(v[i]) for k, v in sig.values.items()}
+        if fired:
+            signals["trigger"] = 1.0 if doc in fired else 0.0
+        if mentioned:
+            signals["mention"] = 1.0 if doc in mentioned else 0.0
+        if available_tools is not None:
+            signals["tools"] = 1.0 if fused.complete_of[doc] else 0.0
+        if explain_fields:
+            signals.update(index.explain_fields(doc, parsed.terms, sig.sem_all is not None))
+        if doc in fired:
+            matched["triggers"] = fired[doc]
+        if doc in mentioned:
+            matched["mention"] = [index.skills[doc].name]
+        skill = index.skills[doc]
+        results.append(SearchResult(skill, score, score >= threshold, signals, matched))
+    return results
+
+
+def matched_terms(
+    masks: dict[int, NDArray[np.uint8]], shown: NDArray[np.intp], labels: dict[int, str]
+) -> list[dict[str, list[str]]]:
+    """Per shown candidate, field -> query terms found there (fields in :data:`FIELDS` order)."""
+    found: list[dict[str, list[str]]] = [{} for _ in range(len(shown))]
+    if masks and len(shown):
+        tids = list(masks)
+        bits = np.stack([m[shown] for m in masks.values()])
+        for t, r in zip(*(a.tolist() for a in np.nonzero(bits)), strict=True):
+            label = labels[tids[t]]
+            for fname in _FIELDS_OF[bits[t, r]]:
+                found[r].setdefault(fname, []).append(label)
+    return [{f: d[f] for f in FIELDS if f in d} for d in found]
+
+
+def top_k(docs: NDArray[np.int64], values: NDArray[np.float64], k: int) -> NDArray[np.int64]:
+    """The ``k`` documents of ``docs`` with the highest ``values``."""
+    if len(docs) <= k:
+        return docs.astype(np.int64)
+    return docs[np.argpartition(-values, k - 1)[:k]].astype(np.int64)

@@ -1,0 +1,140 @@
+"""What a search returns: ranked results with their signals, and the response around them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from skilldeck.core.config import Settings
+from skilldeck.core.model import Skill
+
+if TYPE_CHECKING:
+    from skilldeck.core.search.index import SearchIndex
+
+CLUSTER_GAP = 0.05
+"""Results scoring within this of the top one make the answer "clustered"."""
+AGENT_LIMIT = 3
+"""Results an agent gets (:func:`agent_search`)."""
+
+
+@dataclass(slots=True)
+class SearchResult:
+    """One ranked skill.
+
+    Attributes:
+        skill: The skill.
+        score: Fused score, 0-1.
+        confident: ``score`` is at or above the confidence threshold.
+        signals: Each signal's 0-1 score (``bm25``, ``coverage``, ``name``, ``trigger``,
+            ``mention``, ``semantic`` when on; with explain also ``bm25.<field>`` raw).
+        matched: Field -> query terms found there (corrections shown as ``typed→word``),
+            plus ``triggers`` -> what fired.
+    """
+
+    skill: Skill
+    score: float
+    confident: bool
+    signals: dict[str, float] = field(default_factory=dict)
+    matched: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self, explain: bool = True) -> dict[str, Any]:
+        """JSON-ready form (``name``, ``path``, ``score``, ... and the explanation)."""
+        data: dict[str, Any] = {
+            "name": self.skill.name,
+            "path": str(self.skill.path),
+            "rel_id": self.skill.rel_id,
+            "description": self.skill.brief,
+            "score": round(self.score, 4),
+            "confident": self.confident,
+        }
+        if explain:
+            data["signals"] = {k: round(v, 4) for k, v in self.signals.items()}
+            data["matched"] = self.matched
+        return data
+
+
+@dataclass(slots=True)
+class SearchResponse:
+    """Ranked results for one query.
+
+    Attributes:
+        query: The query as given.
+        results: Best first, at most the requested limit.
+        confident: The top result reaches the confidence threshold.
+        clustered: Several results score within :data:`CLUSTER_GAP` of the top one, so the
+            choice between them is not clear.
+        elapsed_ms: Time spent searching.
+        total: How many skills matched at all.
+        threshold: The confidence threshold used.
+    """
+
+    query: str
+    results: list[SearchResult]
+    confident: bool
+    clustered: bool
+    elapsed_ms: float
+    total: int
+    threshold: float = 0.75
+
+    @property
+    def message(self) -> str:
+        """One sentence for an agent or a person about how clear the answer is."""
+        if not self.results:
+            return "no match"
+        if not self.confident:
+            return "no confident match"
+        if self.clustered:
+            close = [
+                r.skill.name for r in self.results if r.score >= self.results[0].score - CLUSTER_GAP
+            ]
+            return f"several skills match about equally: {', '.join(close)}"
+        return f"best match: {self.results[0].skill.name}"
+
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "query": self.query,
+            "results": [r.to_dict(explain) for r in self.results],
+            "confident": self.confident,
+            "clustered": self.clustered,
+            "message": self.message,
+            "total": self.total,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+        }
+
+
+def agent_search(
+    index: SearchIndex,
+    query: str,
+    limit: int = AGENT_LIMIT,
+    settings: Settings | None = None,
+    *,
+    available_tools: set[str] | None = None,
+) -> SearchResponse:
+    """Agent-facing search: top ``limit`` (3), confidence judged, ``skill_selected`` emitted.
+
+    When the best score is under ``settings.confidence_threshold`` the response's
+    ``confident`` is False and its :attr:`SearchResponse.message` says "no confident
+    match"; the candidates are still returned for the agent to weigh.
+    """
+    from skilldeck.core import telemetry
+
+    response = index.search(query, limit=limit, available_tools=available_tools)
+    if settings is not None and settings.confidence_threshold != response.threshold:
+        threshold = float(settings.confidence_threshold)
+        for result in response.results:
+            result.confident = result.score >= threshold
+        response.threshold = threshold
+        response.confident = bool(response.results) and response.results[0].confident
+    telemetry.emit(
+        "skill_selected",
+        query=query,
+        confident=response.confident,
+        clustered=response.clustered,
+        selected=response.results[0].skill.name if response.confident else None,
+        candidates=[
+            {"name": r.skill.name, "path": str(r.skill.path), "score": round(r.score, 4)}
+            for r in response.results
+        ],
+    )
+    return response

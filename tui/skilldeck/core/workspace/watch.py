@@ -1,0 +1,48 @@
+"""What the workspace stats to tell that skills changed on disk (the MCP server polls it).
+
+SKILL.md files take the (mtime, size) discovery recorded, so a baseline costs no stat of
+them; the folders that gain new skills (roots, parents of skill folders) and the
+registry and tools files are stat'ed when the baseline is taken.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from skilldeck.core.model import Catalog
+
+
+def stat(path: str) -> tuple[int, int]:
+    """(mtime_ns, size) of ``path``; (-1, -1) when it cannot be stat'ed."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (info.st_mtime_ns, info.st_size)
+
+
+def baseline(catalog: Catalog, files: list[Path]) -> dict[str, tuple[int, int]]:
+    """What to watch for ``catalog`` (plus ``files``) and its state now."""
+    stats: dict[str, tuple[int, int]] = {}
+    folders: dict[str, None] = {}
+    for root, _source in catalog.roots:
+        folders[str(root)] = None
+        folders[os.path.join(root, "registry.json")] = None
+        folders[os.path.join(root, "skills", "registry.json")] = None
+    for skill in catalog.skills:
+        if skill.mtime_ns or skill.size:
+            stats[str(skill.path)] = (skill.mtime_ns, skill.size)
+        else:
+            stats[str(skill.path)] = stat(str(skill.path))
+        folders[str(skill.base_dir.parent)] = None
+    for path in files:
+        folders[str(path)] = None
+    for folder in folders:
+        stats.setdefault(folder, stat(folder))
+    return stats
+
+
+def changed(watch: dict[str, tuple[int, int]]) -> bool:
+    """True when any watched path's stat differs from ``watch``."""
+    return any(stat(p) != stamp for p, stamp in watch.items())
