@@ -399,7 +399,7 @@ def test_dot_skilldeck_toml_lint_table_wins_over_pyproject(tmp_path: Path) -> No
     )
     cfg = load_lint_config(tmp_path / "file.md")
     assert cfg.source == tmp_path / ".skilldeck.toml"
-    assert cfg.enabled_codes() == ["SL301", "SL302", "SL303"]
+    assert cfg.enabled_codes() == ["SL301", "SL302", "SL303", "SL304"]
     assert sorted(d.code for d in cfg.diagnostics) == ["SC301", "SC302", "SC303"]
     assert cfg.min_description_chars == 40
 
@@ -538,3 +538,15 @@ def test_lint_and_validate_never_raise(lines: list[str], body: str) -> None:
         validate_skill(skill, profile)
     diags = lint_skill(skill, Catalog(skills=[skill]))
     assert all(d.code != "SL000" for d in diags), diags
+
+
+def test_hard_linked_file_is_an_error_unless_allowed(tmp_path: Path, isolated_home: Path) -> None:
+    outside = tmp_path / "credentials"
+    outside.write_text("key\n", encoding="utf-8")
+    md = write_skill(tmp_path / "skills", "linker")
+    (md.parent / "references").mkdir()
+    os.link(outside, md.parent / "references" / "notes.md")
+    skill = parse_skill_file(md, root=tmp_path / "skills")
+    assert found(skill, "SL304") == ["'references/notes.md' has 2 hard links; it will not be read"]
+    (isolated_home / "config.toml").write_text("allow_hardlinks = true\n", encoding="utf-8")
+    assert not found(skill, "SL304")

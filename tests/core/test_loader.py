@@ -416,7 +416,8 @@ def test_fifo_refused_without_blocking(rich_skill: Skill) -> None:
     os.mkfifo(rich_skill.base_dir / "pipe")
     with pytest.raises(SkilldeckError) as err:
         read_resource(rich_skill, "pipe")
-    assert err.value.code is ErrorCode.INVALID_PARAM
+    assert err.value.code is ErrorCode.PERMISSION_DENIED
+    assert "FIFO" in err.value.message
 
 
 def test_missing_resource_suggests_close_names(rich_skill: Skill) -> None:

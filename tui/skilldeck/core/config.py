@@ -8,6 +8,7 @@ field has a default so a missing or broken file never stops the program.
 
 from __future__ import annotations
 
+import functools
 import os
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -82,6 +83,8 @@ class Settings:
         telemetry_max_bytes: Size cap of one day's telemetry file.
         audit_retention_days: Days of audit log kept after sessions are pruned.
         semantic: Use the optional embedding signal when installed.
+        allow_hardlinks: Read skill files that have more than one hard link (refused by
+            default: a hard link can expose a file from outside the skill folder).
     """
 
     extra_skill_dirs: list[Path] = field(default_factory=list)
@@ -100,6 +103,7 @@ class Settings:
     telemetry_max_bytes: int = 10 * 1024 * 1024
     audit_retention_days: int = 365
     semantic: bool = True
+    allow_hardlinks: bool = False
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -124,6 +128,23 @@ class Settings:
 
 
 _PATH_FIELDS = {"registry_path", "tools_file", "mcp_config"}
+
+
+def hardlinks_allowed() -> bool:
+    """``allow_hardlinks`` from the config file, read again only when the file changed
+    (readers of skill files ask this on every read: one ``stat``)."""
+    path = config_path()
+    try:
+        info = os.stat(path)
+        stamp = (str(path), info.st_mtime_ns, info.st_size)
+    except OSError:
+        stamp = (str(path), 0, -1)
+    return _hardlinks_allowed(stamp)
+
+
+@functools.lru_cache(maxsize=4)
+def _hardlinks_allowed(stamp: tuple[str, int, int]) -> bool:
+    return load_settings(Path(stamp[0])).allow_hardlinks
 
 
 def load_settings(path: Path | None = None) -> Settings:

@@ -26,7 +26,6 @@ import mimetypes
 import os
 import re
 import shlex
-import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,8 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from xml.sax.saxutils import escape
 
-from rapidfuzz import fuzz, process, utils
-
+from skilldeck.core.confined import read_confined
 from skilldeck.core.discovery.frontmatter import read_body
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Severity, Skill, brief_of
@@ -580,7 +578,7 @@ def read_resource(skill: Skill, rel_path: str, byte_cap: int = DEFAULT_BYTE_CAP)
         raise SkilldeckError(
             ErrorCode.INVALID_PARAM, f"{rel!r} is a folder; give a file path", path=rel
         )
-    data, size = _read_confined(real, rel, byte_cap)
+    data, size = _read_confined(skill, real, rel, byte_cap)
     sniff = data[:BINARY_SNIFF_BYTES]
     text: str | None = None
     if b"\x00" not in sniff:
@@ -623,61 +621,19 @@ def _nearby_files(skill: Skill, parts: list[str], base_real: str) -> list[str]:
     return list(names)
 
 
-def _read_confined(real: str, rel: str, byte_cap: int) -> tuple[bytes, int]:
-    """Open ``real`` without following a final symlink, check it, read at most the cap."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    flags |= getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(real, flags)
-    except FileNotFoundError as exc:
-        raise SkilldeckError(ErrorCode.NOT_FOUND, f"{rel!r} disappeared", path=rel) from exc
-    except OSError as exc:
-        raise SkilldeckError(
-            ErrorCode.PERMISSION_DENIED, f"cannot open {rel!r}: {exc.strerror}", path=rel
-        ) from exc
-    try:
-        proc_link = f"/proc/self/fd/{fd}"
-        if os.path.islink(proc_link) and os.readlink(proc_link) != real:
-            raise SkilldeckError(
-                ErrorCode.PERMISSION_DENIED, f"{rel!r} changed while it was being opened", path=rel
-            )
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SkilldeckError(
-                ErrorCode.INVALID_PARAM, f"{rel!r} is not a regular file", path=rel
-            )
-        if info.st_size > byte_cap:
-            raise SkilldeckError(
-                ErrorCode.INVALID_PARAM,
-                f"{rel!r} is {info.st_size} bytes, over the {byte_cap}-byte cap",
-                path=rel,
-                size=info.st_size,
-                cap=byte_cap,
-            )
-        chunks: list[bytes] = []
-        remaining = byte_cap + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 65536))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
-    except OSError as exc:
-        raise SkilldeckError(
-            ErrorCode.PERMISSION_DENIED, f"cannot read {rel!r}: {exc.strerror}", path=rel
-        ) from exc
-    finally:
-        os.close(fd)
-    if len(data) > byte_cap:
+def _read_confined(skill: Skill, real: str, rel: str, byte_cap: int) -> tuple[bytes, int]:
+    """Read a resource under the one confinement rule; a file over the cap is refused."""
+    read = read_confined(Path(real), skill.base_dir, cap=byte_cap, label=repr(rel))
+    if read.truncated or read.size > byte_cap:
+        size = max(read.size, len(read.data) + 1)
         raise SkilldeckError(
             ErrorCode.INVALID_PARAM,
-            f"{rel!r} is over the {byte_cap}-byte cap",
+            f"{rel!r} is {size} bytes, over the {byte_cap}-byte cap",
             path=rel,
-            size=len(data),
+            size=size,
             cap=byte_cap,
         )
-    return data, len(data)
+    return read.data, len(read.data)
 
 
 # ------------------------------------------------------------------------------- names
@@ -689,6 +645,8 @@ def suggest_names(name: str, names: list[str], n: int = 3) -> list[str]:
     Scored with rapidfuzz ``WRatio`` (case-insensitive); a name is suggested when it
     scores at least 70 and within 15 points of the best match, best first.
     """
+    from rapidfuzz import fuzz, process, utils  # only on a miss: `load` stays light
+
     if not name or not names or n <= 0:
         return []
     matches = process.extract(

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
+from skilldeck.core.config import hardlinks_allowed
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.lint.config import LintConfig, config_from_mapping, load_lint_config
 from skilldeck.core.lint.overlap import STOPWORDS, Overlap, find_overlaps, overlaps_with
@@ -168,7 +169,7 @@ def _lint_one(skill: Skill, catalog: Catalog | None, config: LintConfig) -> _Out
         body = _read_body(skill)
         if body is not None:
             _guarded(out, lambda o: _body_rules(o, body))
-    if out.on("SL303"):
+    if out.on("SL303") or out.on("SL304"):
         _guarded(out, _symlink_rule)
     return out
 
@@ -576,6 +577,13 @@ def _estimate_tokens(text: str) -> int:
 # -- files -----------------------------------------------------------------------------------
 
 
+def _hard_link_rule(out: _Out, entry: os.DirEntry[str], real_base: Path) -> None:
+    links = entry.stat(follow_symlinks=False).st_nlink
+    if links > 1 and out.on("SL304") and not hardlinks_allowed():
+        rel = Path(entry.path).relative_to(real_base).as_posix()
+        out.add("SL304", f"{rel!r} has {links} hard links; it will not be read")
+
+
 def _symlink_rule(out: _Out) -> None:
     try:
         real_base = out.skill.base_dir.resolve()
@@ -604,5 +612,7 @@ def _symlink_rule(out: _Out) -> None:
                         )
                 elif entry.is_dir(follow_symlinks=False) and entry.name not in _SKIP_DIRS:
                     stack.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    _hard_link_rule(out, entry, real_base)
             except (OSError, RuntimeError, ValueError):
                 continue

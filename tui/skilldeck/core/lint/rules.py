@@ -235,6 +235,16 @@ _ALL = (
         "references/keys -> /home/alice/.ssh",
         "real files inside the skill folder",
     ),
+    Rule(
+        "SL304",
+        "hard-link",
+        E,
+        "A file inside the skill folder with more than one hard link: it may be a file from "
+        "outside the folder, so Skilldeck refuses to read it unless `allow_hardlinks = true` "
+        "is set in config.toml.",
+        "ln ~/.aws/credentials references/notes.md",
+        "a copy of the file (cp), not a hard link",
+    ),
 )
 
 RULES: dict[str, Rule] = {r.code: r for r in _ALL}
