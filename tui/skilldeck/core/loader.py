@@ -190,37 +190,69 @@ def render_listing(skills: list[Skill], budget: int = DEFAULT_BUDGET, fmt: str =
     entries = [
         _Entry(s, _one_line(s.description), brief_of(s.description, limit=10**9)) for s in visible
     ]
-    frame = len(_XML_OPEN) + len(_XML_CLOSE) if fmt == "xml" else 0
-    name_chars = max(0, min(2000, budget // 5))
+    sizer = _Sizer(entries, fmt, name_chars=max(0, min(2000, budget // 5)))
+    kept, omitted, cap = _fit(entries, budget, sizer)
+    text, shortened = _assemble(kept, omitted, cap, fmt, budget, sizer.name_chars)
+    return Listing(
+        text=text,
+        included=[e.skill.name for e in kept],
+        omitted=sorted(omitted),
+        shortened=sorted(shortened),
+        budget=budget,
+        fmt=fmt,
+    )
 
-    fixed = {id(e): len(_render_entry(e.skill, "", fmt)) for e in entries}
-    lengths: dict[tuple[int, int | None], int] = {}
 
-    def entry_len(entry: _Entry, cap: int | None) -> int:
+class _Sizer:
+    """Lengths of listings made of some entries with descriptions cut at some cap."""
+
+    def __init__(self, entries: list[_Entry], fmt: str, name_chars: int) -> None:
+        self.fmt = fmt
+        self.name_chars = name_chars
+        self.frame = len(_XML_OPEN) + len(_XML_CLOSE) if fmt == "xml" else 0
+        self.fixed = {id(e): len(_render_entry(e.skill, "", fmt)) for e in entries}
+        self.lengths: dict[tuple[int, int | None], int] = {}
+
+    def entry_len(self, entry: _Entry, cap: int | None) -> int:
         key = (id(entry), cap)
-        if key not in lengths:
+        if key not in self.lengths:
             text = entry.description(cap)
-            lengths[key] = fixed[id(entry)] + len(_xml(text) if fmt == "xml" else text)
-        return lengths[key]
+            shown = _xml(text) if self.fmt == "xml" else text
+            self.lengths[key] = self.fixed[id(entry)] + len(shown)
+        return self.lengths[key]
 
-    def total(kept: list[_Entry], cap: int | None, omitted: list[str]) -> int:
-        note = _omission_note(omitted, name_chars)
-        return frame + sum(entry_len(e, cap) for e in kept) + (len(note) + 1 if note else 0)
+    def total(self, kept: list[_Entry], cap: int | None, omitted: list[str]) -> int:
+        note = _omission_note(omitted, self.name_chars)
+        body = sum(self.entry_len(e, cap) for e in kept)
+        return self.frame + body + (len(note) + 1 if note else 0)
 
-    cap: int | None = None
-    kept = entries
-    omitted: list[str] = []
-    if total(kept, None, omitted) > budget:
-        cap = _largest_cap(kept, lambda c: total(kept, c, omitted) <= budget)
-        if cap is None:
-            kept, omitted = _omit(entries, lambda k, o: total(k, DESCRIPTION_FLOOR, o) <= budget)
-            if total(kept, None, omitted) <= budget:
-                cap = None
-            else:
-                cap = _largest_cap(kept, lambda c: total(kept, c, omitted) <= budget)
-                if cap is None:
-                    cap = DESCRIPTION_FLOOR
 
+def _fit(
+    entries: list[_Entry], budget: int, sizer: _Sizer
+) -> tuple[list[_Entry], list[str], int | None]:
+    """Which entries to keep, which names to leave out, and the description cap."""
+    kept, omitted = entries, list[str]()
+    if sizer.total(kept, None, omitted) <= budget:
+        return kept, omitted, None
+    cap = _largest_cap(kept, lambda c: sizer.total(kept, c, omitted) <= budget)
+    if cap is not None:
+        return kept, omitted, cap
+    kept, omitted = _omit(entries, lambda k, o: sizer.total(k, DESCRIPTION_FLOOR, o) <= budget)
+    if sizer.total(kept, None, omitted) <= budget:
+        return kept, omitted, None
+    cap = _largest_cap(kept, lambda c: sizer.total(kept, c, omitted) <= budget)
+    return kept, omitted, DESCRIPTION_FLOOR if cap is None else cap
+
+
+def _assemble(
+    kept: list[_Entry],
+    omitted: list[str],
+    cap: int | None,
+    fmt: str,
+    budget: int,
+    name_chars: int,
+) -> tuple[str, list[str]]:
+    """The listing text and the names whose description was shortened."""
     parts: list[str] = [_XML_OPEN] if fmt == "xml" else []
     shortened: list[str] = []
     for entry in kept:
@@ -237,14 +269,7 @@ def render_listing(skills: list[Skill], budget: int = DEFAULT_BUDGET, fmt: str =
     text = text.rstrip("\n")
     if len(text) > budget and note:
         text = text[: len(text) - len(note)] + _omission_note(omitted, 0)
-    return Listing(
-        text=text,
-        included=[e.skill.name for e in kept],
-        omitted=sorted(omitted),
-        shortened=sorted(shortened),
-        budget=budget,
-        fmt=fmt,
-    )
+    return text, shortened
 
 
 def _largest_cap(entries: list[_Entry], fits: Callable[[int], bool]) -> int | None:

@@ -263,68 +263,62 @@ def rules_reference(fmt: str = "text") -> str:
         SkilldeckError: INVALID_PARAM for an unknown format.
     """
     from skilldeck.core.errors import ErrorCode, SkilldeckError
-    from skilldeck.core.validate import CHECKS, PROFILES
 
-    if fmt == "json":
-        data = {
-            "rules": [{**asdict(r), "severity": r.severity.value} for r in RULES.values()],
-            "validation": [
-                {
-                    "code": c.code,
-                    "name": c.name,
-                    "summary": c.summary,
-                    "severity": {
-                        p: (s.value if s else None)
-                        for p, s in zip(PROFILES, c.severities, strict=True)
-                    },
-                }
-                for c in CHECKS.values()
-            ],
-        }
-        return json.dumps(data, indent=2, ensure_ascii=False)
-    if fmt == "markdown":
-        out = ["# Skilldeck lint rules", ""]
-        out.append(
-            "Select or ignore by code or prefix (`SL0`, `SL3`, `ALL`), like ruff, with "
-            "`--select`/`--ignore` or `select`/`ignore` in `[tool.skilldeck.lint]` "
-            "(pyproject.toml) or `.skilldeck.toml`. One skill can silence rules for itself "
-            'with `metadata: {skilldeck-lint-ignore: "SL104 SL005"}`.'
-        )
-        out.append("")
-        for r in RULES.values():
-            out += [
-                f"## {r.code} `{r.name}` ({r.severity.value})",
-                "",
-                r.summary,
-                "",
-                "Bad:",
-                "",
-                "```",
-                r.bad_example,
-                "```",
-                "",
-                "Good:",
-                "",
-                "```",
-                r.good_example,
-                "```",
-                "",
-            ]
-        out += [
-            "# Validation codes",
-            "",
-            "| code | name | " + " | ".join(PROFILES) + " | meaning |",
-        ]
-        out.append("|" + "---|" * (len(PROFILES) + 3))
-        for c in CHECKS.values():
-            sev = " | ".join(s.value if s else "-" for s in c.severities)
-            out.append(f"| {c.code} | {c.name} | {sev} | {c.summary} |")
-        return "\n".join(out) + "\n"
-    if fmt != "text":
+    render = {"json": _reference_json, "markdown": _reference_markdown, "text": _reference_text}
+    if fmt not in render:
         raise SkilldeckError(
             ErrorCode.INVALID_PARAM,
             f"unknown rules format {fmt!r}; choose text, markdown or json",
         )
+    return render[fmt]()
+
+
+def _reference_json() -> str:
+    from skilldeck.core.validate import CHECKS, PROFILES
+
+    data = {
+        "rules": [{**asdict(r), "severity": r.severity.value} for r in RULES.values()],
+        "validation": [
+            {
+                "code": c.code,
+                "name": c.name,
+                "summary": c.summary,
+                "severity": {
+                    p: (s.value if s else None) for p, s in zip(PROFILES, c.severities, strict=True)
+                },
+            }
+            for c in CHECKS.values()
+        ],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def _reference_markdown() -> str:
+    from skilldeck.core.validate import CHECKS, PROFILES
+
+    out = ["# Skilldeck lint rules", ""]
+    out.append(
+        "Select or ignore by code or prefix (`SL0`, `SL3`, `ALL`), like ruff, with "
+        "`--select`/`--ignore` or `select`/`ignore` in `[tool.skilldeck.lint]` "
+        "(pyproject.toml) or `.skilldeck.toml`. One skill can silence rules for itself "
+        'with `metadata: {skilldeck-lint-ignore: "SL104 SL005"}`.'
+    )
+    out.append("")
+    for r in RULES.values():
+        out += [f"## {r.code} `{r.name}` ({r.severity.value})", "", r.summary, ""]
+        out += ["Bad:", "", "```", r.bad_example, "```", ""]
+        out += ["Good:", "", "```", r.good_example, "```", ""]
+    out += ["# Validation codes", "", "| code | name | " + " | ".join(PROFILES) + " | meaning |"]
+    out.append("|" + "---|" * (len(PROFILES) + 3))
+    for c in CHECKS.values():
+        sev = " | ".join(s.value if s else "-" for s in c.severities)
+        out.append(f"| {c.code} | {c.name} | {sev} | {c.summary} |")
+    return "\n".join(out) + "\n"
+
+
+def _reference_text() -> str:
+    from skilldeck.core.validate import CHECKS, PROFILES
+
     out = [
         "Select or ignore rules by code or prefix (SL0, SL3, ALL) with --select/--ignore or in",
         "[tool.skilldeck.lint] (pyproject.toml) / .skilldeck.toml; one skill silences rules",
