@@ -81,6 +81,20 @@ def test_emit_never_raises(tmp_path: Path) -> None:
     Telemetry(tmp_path).emit("skill_loaded", weird=object(), data=b"\x00")
 
 
+def test_unwritable_directory_heals(tmp_path: Path) -> None:
+    """A telemetry folder that cannot be created (a file in the way, as with a read-only
+    home) drops events silently; once the fault is gone the same writer records again."""
+    blocker = tmp_path / "home"
+    blocker.write_text("x")
+    writer = Telemetry(blocker / "telemetry")
+    writer.emit("skill_loaded", name="lost")
+    assert writer.files() == []
+    blocker.unlink()
+    writer.emit("skill_loaded", name="kept")
+    assert [e["name"] for e in writer.events()] == ["kept"]
+    writer.close()
+
+
 WRITER = """
 import sys
 from pathlib import Path

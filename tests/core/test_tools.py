@@ -267,3 +267,57 @@ def test_list_tools_raises_typed_errors(tmp_path: Path) -> None:
     with pytest.raises(McpQueryError) as err:
         list_tools(ServerSpec("x", str(tmp_path / "nothing")), timeout=1)
     assert err.value.kind == "start"
+
+
+HOSTILE_SERVER = r"""
+import json, sys
+mode = sys.argv[1]
+if mode == "stderr-flood":
+    while True:
+        sys.stderr.write("x" * 65536)
+if mode == "stdout-flood":
+    while True:
+        sys.stdout.write("y" * 65536 + "\n")
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "h"}}
+    else:
+        names = ["good_tool", "bad\x1b[2Jtool", "new\nline", "x" * 300, "rtl\u202etool", 5]
+        result = {"tools": [{"name": n, "inputSchema": {}} for n in names]}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+LIMITED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (768 * 1024 * 1024,) * 2)
+from skilldeck.core.tools import ServerSpec, list_tools, McpQueryError
+try:
+    list_tools(ServerSpec("h", sys.executable, ["-c", sys.argv[1], sys.argv[2]]), timeout=4)
+except McpQueryError as exc:
+    print(exc.kind, len(exc.stderr))
+"""
+
+
+def test_hostile_server_tool_names_are_left_out(tmp_path: Path) -> None:
+    spec = ServerSpec("h", sys.executable, ["-c", HOSTILE_SERVER, "names"])
+    assert [t["name"] for t in list_tools(spec, timeout=10)] == ["good_tool"]
+
+
+@pytest.mark.parametrize("mode", ["stderr-flood", "stdout-flood"])
+def test_flooding_server_is_bounded(mode: str) -> None:
+    """A server that floods stdout or stderr (no newline) for the whole timeout: the
+    client stays within 768 MB of address space and reports a timeout."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", LIMITED, HOSTILE_SERVER, mode],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    kind, tail = done.stdout.split()
+    assert kind == "timeout" and int(tail) < 50_000

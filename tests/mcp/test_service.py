@@ -111,3 +111,30 @@ def test_store_repair_notice_is_logged_to_stderr(
     assert captured.out == "", "stdout carries the protocol"
     assert captured.err.count("local store") == 1
     assert service.search_skills("git history").data["results"][0]["name"] == "git-history"
+
+
+def test_unusable_session_store_degrades_and_heals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SKILLDECK_HOME under a regular file: skills are served, session calls say why, and
+    the next call after the fault is fixed works (no restart)."""
+    root = tmp_path / "skills"
+    write_skill(root, "git-history", description="Summarise git history. Use for commits.")
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x", encoding="utf-8")
+    monkeypatch.setenv("SKILLDECK_HOME", str(blocker / "home"))
+    service = _service(root)
+    loaded = service.load_skill("git-history")
+    assert loaded.data["session"] is None
+    assert loaded.data["session_error"]["message"].startswith("sessions are unavailable")
+    with pytest.raises(SkilldeckError) as err:
+        service.check_tool("Read")
+    assert err.value.code is ErrorCode.EXECUTION_ERROR
+    with pytest.raises(SkilldeckError) as bad:
+        service.check_tool("Read\x1b[2J")
+    assert bad.value.code is ErrorCode.INVALID_PARAM
+    blocker.unlink()
+    (blocker / "home").mkdir(parents=True)
+    assert service.check_tool("Read").data["reason"] == "not_in_allowlist"
+    assert service.load_skill("git-history").data["session"] is not None
+    service.close()

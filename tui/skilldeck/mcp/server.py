@@ -7,8 +7,17 @@ and text content, including ``isError`` results with an error code.
 Transports: stdio (one client per process) and streamable HTTP on a loopback address
 (several clients; each gets its own session). Both protocol eras the SDK serves work:
 handshake-era clients get ``notifications/resources/list_changed`` on their connection,
-2026-era clients get it through ``subscriptions/listen``. The tool set never changes, so
+2026-era clients get it through ``subscriptions/listen``; both transports advertise
+``resources.listChanged: true``. The tool set never changes, so
 ``notifications/tools/list_changed`` is never sent.
+
+Ending: EOF, SIGTERM/SIGINT, or a client that closes its pipes (even mid-call) all end the
+process with status 0 and no traceback; a call still blocked after a short grace is left
+behind (:func:`exit_if_stuck`). Over stdio, lines are bounded and a line that is not a
+valid JSON-RPC message gets an error response (see :func:`rejection`).
+
+Sessions are optional: when the session store cannot be used (read-only or missing
+``SKILLDECK_HOME``, full disk) skills are still served and session calls answer an error.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
@@ -39,6 +49,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skilldeck import __version__
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.safe_text import for_terminal
 from skilldeck.mcp.schemas import TOOLS, TOOLS_BY_NAME, validate_arguments
 from skilldeck.mcp.service import SkillService, ToolOutput, log, resource_uri
 
@@ -214,7 +225,7 @@ class SkilldeckMCP:
         if spec is None:
             raise MCPError(
                 types.INVALID_PARAMS,
-                f"Unknown tool: {params.name}",
+                f"Unknown tool: {for_terminal(repr(params.name[:100]))}",
                 data={"tools": sorted(TOOLS_BY_NAME)},
             )
         arguments = params.arguments if params.arguments is not None else {}
@@ -233,7 +244,7 @@ class SkilldeckMCP:
             self._remember(ctx, key)
             await self._guard(self._refresh_inline)
             call = self._bind(spec.name, arguments, key)
-            output = await anyio.to_thread.run_sync(call)
+            output = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         except SkilldeckError as exc:
             return error_result(exc)
         except Exception as exc:
@@ -313,7 +324,9 @@ class SkilldeckMCP:
         await self._guard(self._refresh_inline)
         uri = str(params.uri)
         try:
-            content = await anyio.to_thread.run_sync(lambda: self.service.read_uri(uri))
+            content = await anyio.to_thread.run_sync(
+                lambda: self.service.read_uri(uri), abandon_on_cancel=True
+            )
         except SkilldeckError as exc:
             raise _protocol_error(exc) from exc
         except Exception as exc:
@@ -682,13 +695,14 @@ def run(service: SkillService, http: tuple[str, int] | None = None) -> int:
         if http is None:
             with contextlib.suppress(SkilldeckError):  # logged; session calls retry later
                 service.session_for("stdio", label=f"mcp stdio client (pid {os.getpid()})")
-            return anyio.run(serve_stdio, app)
-        host, port = http
+            code = anyio.run(serve_stdio, app)
+        else:
+            host, port = http
 
-        def ready(url: str) -> None:
-            log(f"listening on {url}")
+            def ready(url: str) -> None:
+                log(f"listening on {url}")
 
-        return anyio.run(serve_http, app, host, port, ready)
+            code = anyio.run(serve_http, app, host, port, ready)
     except BaseExceptionGroup as group:
         inner = _single(group)
         if isinstance(inner, SkilldeckError | KeyboardInterrupt):
@@ -696,6 +710,40 @@ def run(service: SkillService, http: tuple[str, int] | None = None) -> int:
         raise
     finally:
         service.close()
+    exit_if_stuck(code)
+    return code
+
+
+STUCK_GRACE_SECONDS = 3.0
+"""How long a call still running after the client left may take before the process ends
+without it."""
+
+
+def exit_if_stuck(code: int, grace: float = STUCK_GRACE_SECONDS) -> None:
+    """End the process now when a tool call is still blocked in a worker thread.
+
+    A call that never returns (a read that blocks forever) would keep the interpreter
+    waiting for its thread at exit, so the server would never stop. After ``grace``
+    seconds it is left behind: the process exits with ``code`` (sessions are already
+    ended and the store closed). Returns at once in the usual case.
+    """
+    deadline = time.monotonic() + grace
+    while True:
+        stuck = [
+            thread
+            for thread in threading.enumerate()
+            if thread is not threading.main_thread() and not thread.daemon and thread.is_alive()
+        ]
+        if not stuck or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
+    if not stuck:
+        return
+    log(f"{len(stuck)} call(s) still running at exit; stopping without them")
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _single(group: BaseException) -> BaseException:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Catalog, Skill
-from skilldeck.core.safe_text import is_safe_name
+from skilldeck.core.safe_text import for_terminal, is_safe_name
 from skilldeck.core.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -250,15 +250,16 @@ class SkillService:
             try:
                 self._store = SessionStore(self.settings.sessions_db, settings=self.settings)
             except SkilldeckError as exc:
-                raise self._unavailable(exc) from exc
+                raise self._unavailable(exc, quiet=self.fixed_session is not None) from exc
             if self._store_problem is not None:
                 log("the sessions database can be used again")
                 self._store_problem = None
             return self._store
 
-    def _unavailable(self, exc: SkilldeckError) -> SkilldeckError:
-        """The error of a session call while the store cannot be used (logged once)."""
-        if exc.message != self._store_problem:
+    def _unavailable(self, exc: SkilldeckError, *, quiet: bool = False) -> SkilldeckError:
+        """The error of a session call while the store cannot be used (logged once, unless
+        ``quiet``: a server joining a ``--session`` stops on it, so the error suffices)."""
+        if exc.message != self._store_problem and not quiet:
             self._store_problem = exc.message
             log(f"sessions are unavailable (skills are still served): {exc.message}")
         details = {k: v for k, v in exc.details.items() if k in ("path", "diagnostic")}
@@ -365,6 +366,15 @@ class SkillService:
                 ErrorCode.PERMISSION_DENIED,
                 f"skill {name!r} is disabled by the governance registry",
                 name=name,
+            )
+        if not skill.valid:
+            codes = sorted({d.code for d in skill.errors})
+            raise SkilldeckError(
+                ErrorCode.PERMISSION_DENIED,
+                f"skill {name!r} is invalid ({', '.join(codes)}): a model may not load it "
+                "('skilldeck validate' says why)",
+                name=name,
+                diagnostics=codes,
             )
         if skill.frontmatter.get("disable-model-invocation") is True:
             raise SkilldeckError(
@@ -570,9 +580,12 @@ class SkillService:
         start = 0
         if cursor:
             try:
-                start = max(0, int(cursor))
-            except ValueError as exc:
-                raise SkilldeckError(ErrorCode.INVALID_PARAM, f"bad cursor {cursor!r}") from exc
+                start = max(0, int(cursor)) if len(cursor) <= 20 else -1
+            except ValueError:
+                start = -1
+            if start < 0:
+                shown = for_terminal(repr(cursor[:40]))
+                raise SkilldeckError(ErrorCode.INVALID_PARAM, f"bad cursor {shown}")
         visible = self.visible
         skills = visible[start : start + _RESOURCE_PAGE]
         following = start + _RESOURCE_PAGE
@@ -584,7 +597,7 @@ class SkillService:
             return [s.name for s in self.visible if s.name.startswith(prefix)]
         if argument == "path":
             skill = self.workspace.by_name(known.get("name", ""))
-            if skill is None or not skill.enabled:
+            if skill is None or not (skill.enabled and skill.valid):
                 return []
             files = [skill.path.name, *skill.resources]
             return [f for f in files if f.startswith(prefix)]
@@ -652,5 +665,11 @@ def _as_dict(value: Any) -> dict[str, Any]:
 
 
 def log(message: str) -> None:
-    """One diagnostic line on stderr (stdout carries the protocol)."""
-    print(f"skilldeck serve: {message}", file=sys.stderr, flush=True)
+    """One diagnostic line on stderr (stdout carries the protocol).
+
+    Control and bidirectional characters (from skill files or clients) are shown escaped,
+    so the operator's terminal cannot be driven through the log; tracebacks keep their
+    line breaks.
+    """
+    text = for_terminal(message, multiline=True)
+    print(f"skilldeck serve: {text}", file=sys.stderr, flush=True)

@@ -23,6 +23,8 @@ nothing here raises on bad input. Codes:
     SD115 frontmatter too complex (alias expansion, recursion or nesting)
     SD116 CRLF line endings (accepted)
     SD117 UTF-16/UTF-32 byte order mark: the file is not UTF-8
+    SD118 the file breaks the confinement rule (resolves outside the skill folder, is a
+          device, FIFO or socket, or has several hard links): not read
     SD199 unexpected parser failure (a bug; the skill still shows)
 """
 
@@ -36,10 +38,10 @@ import re
 import stat
 from pathlib import Path
 
+from skilldeck.core.confined import read_confined, refusal
 from skilldeck.core.discovery.fields import extract, split_allowed_tools
 from skilldeck.core.discovery.resources import MAX_RESOURCE_DEPTH, MAX_RESOURCES, list_resources
 from skilldeck.core.discovery.yamlload import load_mapping
-from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Diagnostic, Severity, Skill, Source
 
 __all__ = [
@@ -154,6 +156,11 @@ def parse_file(
     ``rel_id`` is the skill folder relative to ``root`` when the caller knows it.
     """
     skill = _empty_skill(path, source, root, rel_id)
+    problem = refusal(path, path.parent)
+    if problem is not None:
+        message = f"{path.name} {problem}: not read"
+        skill.diagnostics.append(Diagnostic("SD118", Severity.ERROR, message, path))
+        return skill
     try:
         head = _read_head(str(path))
     except OSError as exc:
@@ -300,22 +307,15 @@ def _nul_diag(skill: Skill, data: bytes, pos: int) -> None:
 # --- bodies ------------------------------------------------------------------------------
 
 
+MAX_BODY_READ = MAX_SKILL_BYTES
+"""Most bytes of a SKILL.md ever read at once (a body is cut there, never read whole)."""
+
+
 def _read_bytes(path: Path, offset: int, max_bytes: int | None) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            if offset:
-                handle.seek(offset)
-            return handle.read() if max_bytes is None else handle.read(max_bytes)
-    except FileNotFoundError as exc:
-        raise SkilldeckError(ErrorCode.NOT_FOUND, f"{path} no longer exists") from exc
-    except PermissionError as exc:
-        raise SkilldeckError(ErrorCode.PERMISSION_DENIED, f"cannot read {path}") from exc
-    except IsADirectoryError as exc:
-        raise SkilldeckError(ErrorCode.NOT_FOUND, f"{path} is a folder") from exc
-    except OSError as exc:
-        raise SkilldeckError(
-            ErrorCode.EXECUTION_ERROR, f"cannot read {path}: {exc.strerror or exc}"
-        ) from exc
+    """Up to ``max_bytes`` (at most :data:`MAX_BODY_READ`) from ``offset``, under the one
+    confinement rule (:mod:`skilldeck.core.confined`): a regular file inside its folder."""
+    cap = MAX_BODY_READ if max_bytes is None else min(max_bytes, MAX_BODY_READ)
+    return read_confined(path, path.parent, cap=cap, offset=offset).data
 
 
 def read_body(skill: Skill, max_bytes: int | None = None) -> str:
@@ -341,7 +341,7 @@ def read_body(skill: Skill, max_bytes: int | None = None) -> str:
 
 def read_source(skill: Skill) -> str:
     """The whole SKILL.md text, normalised like :func:`read_body` (capped at 4 MiB)."""
-    data = _read_bytes(skill.path, 0, 4 * MAX_SKILL_BYTES)
+    data = _read_bytes(skill.path, 0, MAX_BODY_READ)
     if data.startswith(_BOM):
         data = data[3:]
     text = data.decode("utf-8", "replace")

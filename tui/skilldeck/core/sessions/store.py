@@ -154,7 +154,7 @@ class SessionStore:
     @staticmethod
     def _unknown(session_id: str) -> SkilldeckError:
         return SkilldeckError(
-            ErrorCode.NOT_FOUND, f"no session with id {session_id!r}", session=session_id
+            ErrorCode.NOT_FOUND, f"no session with id {_shown(session_id)}", session=session_id
         )
 
     def list(self, include_ended: bool = False) -> builtins.list[Session]:

@@ -25,11 +25,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skilldeck.core.safe_text import for_terminal, is_safe_name
+
 PROTOCOL_VERSION = "2025-06-18"
 CLIENT_INFO = {"name": "skilldeck", "version": "0.1.0"}
 MAX_PAGES = 100
 MAX_TOOLS = 10_000
 MAX_LINE = 16 * 1024 * 1024
+MAX_QUEUED = 64
+"""Lines read ahead of the exchange (each at most :data:`MAX_LINE` bytes)."""
+MAX_ERR_LINE = 2000
+"""Characters kept of one stderr line of a server (its last 20 lines are kept)."""
+TOOL_NAME_MAX = 200
+"""Longest tool name accepted from a server; longer ones, and names with control or
+bidirectional characters, are left out."""
 
 
 class McpQueryError(Exception):
@@ -70,26 +79,41 @@ class _Channel:
 
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
-        self.lines: queue.Queue[object] = queue.Queue()
+        # Bounded: a server flooding stdout waits for the reader instead of filling memory.
+        self.lines: queue.Queue[object] = queue.Queue(maxsize=MAX_QUEUED)
         self.stderr: deque[str] = deque(maxlen=20)
+        self.closed = threading.Event()
         threading.Thread(target=self._pump_out, daemon=True).start()
-        threading.Thread(target=self._pump_err, daemon=True).start()
+        self._err_pump = threading.Thread(target=self._pump_err, daemon=True)
+        self._err_pump.start()
         self.next_id = 0
+
+    def _put(self, item: object) -> bool:
+        """Queue ``item``, waiting while the queue is full; False once the channel closed."""
+        while not self.closed.is_set():
+            try:
+                self.lines.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
 
     def _pump_out(self) -> None:
         assert self.proc.stdout is not None
         try:
             for raw in iter(lambda: self.proc.stdout.readline(MAX_LINE), b""):  # type: ignore[union-attr]
-                self.lines.put(raw)
+                if not self._put(raw):
+                    return
         except (OSError, ValueError):
             pass
-        self.lines.put(_EOF)
+        self._put(_EOF)
 
     def _pump_err(self) -> None:
         assert self.proc.stderr is not None
         try:
-            for raw in iter(self.proc.stderr.readline, b""):
-                self.stderr.append(raw.decode("utf-8", "replace").rstrip())
+            for raw in iter(lambda: self.proc.stderr.readline(MAX_ERR_LINE), b""):  # type: ignore[union-attr]
+                text = raw.decode("utf-8", "replace").rstrip()
+                self.stderr.append(for_terminal(text[:MAX_ERR_LINE]))
         except (OSError, ValueError):
             pass
 
@@ -121,6 +145,7 @@ class _Channel:
                 code = self.proc.poll()
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     code = self.proc.wait(timeout=0.5)
+                self._err_pump.join(timeout=0.5)  # its last words, for the message
                 raise McpQueryError(
                     "exit", f"server exited (code {code}) before answering {method}", self.tail()
                 )
@@ -227,6 +252,7 @@ def list_tools(spec: ServerSpec, timeout: float = 10.0) -> list[dict[str, Any]]:
     """
     deadline = time.monotonic() + timeout
     proc = _start(spec)
+    channel: _Channel | None = None
     try:
         channel = _Channel(proc)
         channel.request(
@@ -247,11 +273,21 @@ def list_tools(spec: ServerSpec, timeout: float = 10.0) -> list[dict[str, Any]]:
             page = result.get("tools")
             if not isinstance(page, list):
                 raise McpQueryError("protocol", "tools/list: 'tools' is not a list")
-            tools.extend(t for t in page if isinstance(t, dict) and isinstance(t.get("name"), str))
+            tools.extend(t for t in page if _usable(t))
             next_cursor = result.get("nextCursor")
             if not next_cursor or len(tools) >= MAX_TOOLS:
                 break
             cursor = str(next_cursor)
         return tools[:MAX_TOOLS]
     finally:
+        if channel is not None:
+            channel.closed.set()
         _stop(proc)
+
+
+def _usable(tool: object) -> bool:
+    """A tool object with a name fit to show and match (see :data:`TOOL_NAME_MAX`)."""
+    if not isinstance(tool, dict):
+        return False
+    name = tool.get("name")
+    return isinstance(name, str) and is_safe_name(name, TOOL_NAME_MAX) and " " not in name
