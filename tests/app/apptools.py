@@ -88,3 +88,14 @@ def text_of(widget: object) -> str:
     console = Console(file=StringIO(), width=200, record=True, color_system=None)
     console.print(widget.content)
     return console.export_text()
+
+
+def plain(renderable: object, width: int = 200) -> str:
+    """Plain text of a Rich renderable or Textual content (lines joined, right-stripped)."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    console = Console(file=StringIO(), width=width, record=True, color_system=None)
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines())

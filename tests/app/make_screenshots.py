@@ -2,6 +2,8 @@
 
 Run: ``python tests/app/make_screenshots.py`` (PNG needs ``rsvg-convert`` from librsvg2-bin).
 State (sessions, cache) goes to a temporary SKILLDECK_HOME; nothing of the user's is touched.
+The review-mode picture over the real-world corpus needs the shared material: set
+``SKILLDECK_SHARED`` (default: ``../shared`` beside the repository), as for the tests.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "screenshots"
 SKILLS = REPO / "skills"
-CORPUS = REPO.parent / "shared" / "corpus" / "skills"
 SIZE = (120, 40)
+SMALL = (80, 24)
 
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "app")]
 from apptools import settle  # noqa: E402  (the test helpers, importable once tests/ is on the path)
+
+from conftest import CORPUS  # noqa: E402  (SKILLDECK_SHARED, the same place the tests look)
 
 
 def svg_for_png(svg: str) -> str:
@@ -54,8 +58,11 @@ def to_png(svg_path: Path) -> Path | None:
 Scene = Callable[[object], Awaitable[None]]
 
 
-async def shoot(name: str, scene: Scene, roots: list[Path] | None = None) -> Path:
-    """Run the app over ``roots`` (the shipped skills), play ``scene``, save the SVG."""
+async def shoot(
+    name: str, scene: Scene, roots: list[Path] | None = None, size: tuple[int, int] = SIZE
+) -> Path:
+    """Run the app over ``roots`` (the shipped skills) at ``size``, play ``scene``, save the
+    SVG."""
     from skilldeck.app.main import make_app
 
     app = make_app(
@@ -66,7 +73,7 @@ async def shoot(name: str, scene: Scene, roots: list[Path] | None = None) -> Pat
         semantic=False,
         deterministic=True,
     )
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await settle(pilot)
         await scene(pilot)
         await settle(pilot)
@@ -121,11 +128,18 @@ async def approvals_scene(pilot: object) -> None:
     await press(pilot, "tab")
 
 
-SCENES: dict[str, Scene] = {
-    "main": main_scene,
-    "review": review_scene,
-    "force-load": force_load_scene,
-    "approvals": approvals_scene,
+async def light_scene(pilot: object) -> None:
+    """The light theme (badges and markers readable on its grey), a query typed."""
+    await press(pilot, *"skill", "down", "ctrl+t")
+
+
+SCENES: dict[str, tuple[Scene, tuple[int, int]]] = {
+    "main": (main_scene, SIZE),
+    "review": (review_scene, SIZE),
+    "force-load": (force_load_scene, SIZE),
+    "approvals": (approvals_scene, SIZE),
+    "light": (light_scene, (120, 36)),
+    "small": (main_scene, SMALL),
 }
 
 
@@ -139,15 +153,17 @@ def main() -> int:
         os.environ["SKILLDECK_HOME"] = home
         os.environ.pop("SKILLDECK_CONFIG", None)
         os.environ.pop("NO_COLOR", None)
-        shots: list[tuple[str, Scene, list[Path] | None]] = [
-            (name, scene, None) for name, scene in SCENES.items()
+        shots: list[tuple[str, Scene, list[Path] | None, tuple[int, int]]] = [
+            (name, scene, None, size) for name, (scene, size) in SCENES.items()
         ]
         if CORPUS.is_dir():
             # The shipped skills lint clean, so review mode is empty for them; this extra
             # picture shows it over the shared real-world corpus.
-            shots.append(("review-corpus", review_scene, [CORPUS]))
-        for name, scene, roots in shots:
-            svg = asyncio.run(shoot(name, scene, roots))
+            shots.append(("review-corpus", review_scene, [CORPUS], SIZE))
+        else:
+            print(f"skipped review-corpus: no corpus at {CORPUS} (set SKILLDECK_SHARED)")
+        for name, scene, roots, size in shots:
+            svg = asyncio.run(shoot(name, scene, roots, size))
             png = to_png(svg)
             print(svg.relative_to(REPO), png.relative_to(REPO) if png else "(no rsvg-convert)")
     return 0

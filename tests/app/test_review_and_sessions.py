@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from apptools import build_root, new_app, settle, text_of
+from apptools import build_root, new_app, plain, settle, text_of
 from textual.widgets import Input, OptionList, Select, Static, TextArea
 
 from skilldeck.app.dialogs.confirm import ConfirmDialog
@@ -26,7 +26,7 @@ def root(tmp_path: Path) -> Path:
 
 def review_rows(screen: ReviewScreen) -> list[str]:
     findings = screen.query_one("#findings", OptionList)
-    return [str(findings.get_option_at_index(i).prompt) for i in range(findings.option_count)]
+    return [plain(findings.get_option_at_index(i).prompt) for i in range(findings.option_count)]
 
 
 async def test_review_groups_filters_and_opens_at_line(root: Path) -> None:
@@ -144,7 +144,11 @@ async def test_approvals_pending_queue_and_mode_seen_through_the_store(root: Pat
         await settle(pilot)
         now = store.get(session.id)
         assert now.denied == ["WebFetch"] and now.pending == []
-        await pilot.press("m")
+        await pilot.press("m")  # approval -> permissive widens access: asks first
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog)
+        assert store.get(session.id).mode == "approval"
+        await pilot.press("y")
         await settle(pilot)
         assert store.get(session.id).mode == "permissive"
         await pilot.press("t", *"Edit", "enter")

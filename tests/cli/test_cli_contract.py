@@ -115,7 +115,8 @@ def hostile(tmp_path: Path) -> Path:
     write_skill(
         root,
         "evil",
-        description='"Clears \\e[2J\\e[H the screen \\e]0;pwned\\a [bold red]x[/]. Use when testing."',
+        description='"Clears \\e[2J\\e[H the screen \\e]0;pwned\\a [bold red]x[/]. '
+        'Use when testing."',
         extra='version: "1\\e[31m"\nauthor: "\\e[5mblink"\nallowed-tools: "Bash\\e[2J"\n',
         folder=f"evil{ESC}[2Jdir",
     )
@@ -131,8 +132,8 @@ def test_hostile_fixture_really_carries_escapes(hostile: Path) -> None:
 
     workspace = Workspace(load_settings(), [hostile])
     workspace.discover()
-    evil = workspace.by_name("evil")
-    assert evil is not None and ESC in evil.description and ESC in str(evil.path)
+    evil = [s for s in workspace.catalog.skills if s.name == "evil" and ESC in str(s.path)]
+    assert evil and ESC in evil[0].description and ESC in (evil[0].version or "")
 
 
 @pytest.mark.parametrize(
@@ -159,12 +160,14 @@ def test_hostile_text_never_reaches_the_terminal_raw(
     assert chr(7) not in out
 
 
-def test_hostile_tool_names_in_session_show(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = run(capsys, "session", "new", "--mode", "approval")
+def test_hostile_session_label_and_tool_name(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "session", "new", "--mode", "approval", "--label", f"x{ESC}[2J")
     sid = out.strip()
-    run(capsys, "session", "check", sid, f"Bash{ESC}[2J")
-    code, out, err = run(capsys, "session", "show", sid)
-    assert code == 0 and ESC not in out and ESC not in err
-    assert "\\x1b[2J" in out
+    code, out, err = run(capsys, "session", "check", sid, f"Bash{ESC}[2J")
+    assert code == 2 and ESC not in err and "\\x1b[2J" in err
+    for argv in (("session", "show", sid), ("session", "list")):
+        code, out, err = run(capsys, *argv)
+        assert code == 0 and ESC not in out and ESC not in err
+        assert "\\x1b[2J" in out
     code, out, _ = run(capsys, "session", "show", sid, "--format", "json")
-    assert f"Bash{ESC}[2J" in json.loads(out)["pending"]
+    assert json.loads(out)["label"] == f"x{ESC}[2J"

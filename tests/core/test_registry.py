@@ -114,7 +114,7 @@ def test_set_enabled_creates_and_keeps_others(tmp_path: Path) -> None:
     assert after == {
         "version": 1,
         "skills": {
-            "pdf": {"owner": "docs", "enabled": True},
+            "pdf": {"owner": "docs"},
             "x": {"tags": ["t"]},
             "new": {"enabled": False},
         },
@@ -130,9 +130,9 @@ def test_set_enabled_top_level_and_list_shapes(tmp_path: Path) -> None:
     path.write_text(json.dumps({"skills": [{"name": "pdf"}]}))
     set_enabled(path, "pdf", False)
     set_enabled(path, "b", True)
-    assert json.loads(path.read_text()) == {
-        "skills": [{"name": "pdf", "enabled": False}, {"name": "b", "enabled": True}]
-    }
+    assert json.loads(path.read_text()) == {"skills": [{"name": "pdf", "enabled": False}]}
+    set_enabled(path, "pdf", True)
+    assert json.loads(path.read_text()) == {"skills": []}
 
 
 def test_set_enabled_refuses_to_clobber_bad_file(tmp_path: Path) -> None:

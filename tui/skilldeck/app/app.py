@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.worker import get_current_worker
 
@@ -20,6 +21,7 @@ from skilldeck.app.commands import SkillCommands
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
+from skilldeck.core.safe_text import for_terminal
 from skilldeck.core.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -27,6 +29,11 @@ if TYPE_CHECKING:
 
 
 ENV_SEMANTIC = "SKILLDECK_TUI_SEMANTIC"
+
+
+def clean_multiline(text: str) -> str:
+    """Notification text with control characters (newlines kept) shown escaped."""
+    return for_terminal(str(text), multiline=True)
 
 
 class SkilldeckApp(App[int]):
@@ -115,6 +122,25 @@ class SkilldeckApp(App[int]):
         self.discover()
         if self.poll_interval > 0:
             self.set_interval(self.poll_interval, self._poll_store)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Show a notification; its text is shown literally (skill names and messages may
+        hold ``[`` or control characters), never parsed as markup."""
+        super().notify(
+            clean_multiline(message),
+            title=clean_multiline(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def bump(self) -> None:
         """Tell every screen the catalog state changed."""

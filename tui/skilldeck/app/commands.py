@@ -10,6 +10,7 @@ from typing import cast
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from skilldeck.app.deck import DeckHost
+from skilldeck.app.labels import markup_free
 
 ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Review mode: all diagnostics", "review", "Every finding across all skills, grouped"),
@@ -65,5 +66,5 @@ class SkillCommands(Provider):
                     score * 0.9,
                     matcher.highlight(skill.name),
                     partial(self._deck.open_skill, skill),
-                    help=f"skill · {skill.source.value} · {skill.brief}",
+                    help=f"skill · {skill.source.value} · {markup_free(skill.brief)}",
                 )

@@ -41,6 +41,7 @@ into colour codes after every other control character was escaped."""
 def _mark(color: str) -> str:
     return f"\U000f0000{_NONCE}{color}\U000f0001"
 
+
 SEVERITY_COLOR = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
 
 

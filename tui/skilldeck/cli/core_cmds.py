@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,8 +162,7 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     record["tool_availability"] = _tool_report(ctx, skill)
     shadows = [s for s in ctx.catalog().skills if s.shadowed_by == skill.path]
     record["shadows"] = [
-        {"path": str(s.path), "source": s.source.value, "reason": s.shadow_reason}
-        for s in shadows
+        {"path": str(s.path), "source": s.source.value, "reason": s.shadow_reason} for s in shadows
     ]
     fmt = ctx.output_format(("text", "json"))
     if fmt == "json":
@@ -200,9 +198,8 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
             status = entries.get(ref.name, {}).get("status", "?")
             color = {"available": "green", "missing": "red", "hidden": "yellow"}.get(status, "dim")
             req = "required" if ref.required else "optional"
-            ctx.echo(
-                f"  {ref.name:<24} {ctx.paint(f"{status:<10}", color)} {req}  {ref.purpose}".rstrip()
-            )
+            painted = ctx.paint(f"{status:<10}", color)
+            ctx.echo(f"  {ref.name:<24} {painted} {req}  {ref.purpose}".rstrip())
     if skill.resources:
         more = " (more not listed)" if skill.resources_truncated else ""
         ctx.echo(f"resources ({len(skill.resources)}{more}):")
@@ -273,8 +270,7 @@ def _workspace_for_paths(ctx: CliContext, paths: list[Path]) -> Workspace:
             if path.name.lower() != "skill.md":
                 raise SkilldeckError(
                     ErrorCode.INVALID_PARAM,
-                    f"{path}: not a skill (give a SKILL.md, a skill folder or a folder of "
-                    "skills)",
+                    f"{path}: not a skill (give a SKILL.md, a skill folder or a folder of skills)",
                 )
             path = path.parent
         roots.append(path.absolute())
@@ -414,8 +410,7 @@ def _check_codes(option: str, codes: list[str] | None) -> list[str] | None:
         if upper != "ALL" and not any(rule.startswith(upper) for rule in RULES):
             raise SkilldeckError(
                 ErrorCode.INVALID_PARAM,
-                f"{option} {code}: no lint rule has this code or prefix "
-                "(see 'skilldeck rules')",
+                f"{option} {code}: no lint rule has this code or prefix (see 'skilldeck rules')",
             )
     return codes
 

@@ -110,15 +110,17 @@ def run_search(args: argparse.Namespace, ctx: CliContext) -> int:
     # Agents see what every face offers them (the MCP server too): enabled winners not
     # hidden from models ("visible"); a person sees every winner ("active").
     scope: Scope = "visible" if args.agent else "active"
-    index = _index(ctx, all_skills=False, no_semantic=args.no_semantic, scope=scope)
+    # one-shot: the saved index answers when the store proves the catalog unchanged
+    workspace = ctx.open_workspace(ctx.roots)
+    semantic = ctx.settings.semantic and not args.no_semantic
+    index = workspace.quick_index(scope, semantic=semantic)
     tools = {t.strip() for t in args.tools.split(",") if t.strip()} if args.tools else None
     limit = args.limit or (AGENT_LIMIT if args.agent else HUMAN_LIMIT)
-    workspace = ctx.workspace()
 
     def run(query: str) -> SearchResponse:
-        if args.agent:
-            return workspace.agent_search(query, limit, scope=scope, tools=tools)
-        return workspace.search(query, limit, scope=scope, explain=args.explain, tools=tools)
+        return workspace.search_once(
+            query, limit, scope=scope, explain=args.explain, tools=tools, agent=args.agent
+        )
 
     if query_words == ["-"]:
         for line in sys.stdin:

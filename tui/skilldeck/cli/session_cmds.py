@@ -86,7 +86,9 @@ def register(sub: Any) -> None:
     p.add_argument("mode", choices=MODES)
     p.set_defaults(func=cmd_mode)
 
-    p = ssub.add_parser("check", help="may the session use this tool? (queues approval)")
+    p = ssub.add_parser(
+        "check", help="may the session use this tool? exit 0 allowed, 1 not (queues approval)"
+    )
     p.add_argument("id")
     p.add_argument("tool")
     p.add_argument("--actor", default="agent", help="who asks (default: agent)")

@@ -166,7 +166,9 @@ def root_registry_paths(root: Path) -> list[Path]:
 def set_enabled(path: Path, name: str, enabled: bool) -> None:
     """Enable or disable ``name`` in the registry at ``path`` (atomic write).
 
-    Other entries and keys are kept; the file is created when missing.
+    Other entries and keys are kept; the file is created when missing. Enabling removes
+    the ``enabled`` key (and an entry left with nothing else) rather than writing
+    ``"enabled": true``.
 
     Raises:
         SkilldeckError: INVALID_PARAM when the existing file is not a valid registry
@@ -185,12 +187,14 @@ def set_enabled(path: Path, name: str, enabled: bool) -> None:
         raise SkilldeckError(ErrorCode.INVALID_PARAM, f"registry {path} is not a JSON object")
     skills = data.get("skills")
     if isinstance(skills, list):
-        for item in skills:
+        for i, item in enumerate(skills):
             if isinstance(item, dict) and item.get("name") == name:
-                item["enabled"] = enabled
+                if _set_flag(item, enabled, keep={"name"}):
+                    del skills[i]
                 break
         else:
-            skills.append({"name": name, "enabled": enabled})
+            if not enabled:
+                skills.append({"name": name, "enabled": False})
     else:
         table: dict[str, Any]
         if isinstance(skills, dict):
@@ -203,10 +207,22 @@ def set_enabled(path: Path, name: str, enabled: bool) -> None:
             table = data["skills"] = {}
         current = table.get(name)
         if isinstance(current, dict):
-            current["enabled"] = enabled
-        else:
-            table[name] = {"enabled": enabled}
+            if _set_flag(current, enabled, keep=set()):
+                del table[name]
+        elif not enabled:
+            table[name] = {"enabled": False}
     _atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def _set_flag(entry: dict[str, Any], enabled: bool, *, keep: set[str]) -> bool:
+    """Disable ``entry``, or enable it by dropping its ``enabled`` key (enabled is the
+    default, so the registry only records exceptions). True when nothing but ``keep`` keys
+    is left, so the entry itself can go."""
+    if enabled:
+        entry.pop("enabled", None)
+        return set(entry) <= keep
+    entry["enabled"] = False
+    return False
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -54,7 +54,7 @@ class ConfirmDialog(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self._title, id="title")
-            yield Static(self._question, id="question")
+            yield Static(self._question, id="question", markup=False)
             with Horizontal():
                 yield Button("Cancel (n)", id="cancel")
                 yield Button(f"{self._confirm} (y)", id="confirm", variant="warning")

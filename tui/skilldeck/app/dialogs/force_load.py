@@ -17,8 +17,10 @@ from textual.widgets.text_area import Selection
 from textual.worker import get_current_worker
 
 from skilldeck.app.deck import UsesDeck
+from skilldeck.app.labels import clean
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
+from skilldeck.core.safe_text import for_terminal
 
 if TYPE_CHECKING:
     from skilldeck.core.loader import LoadResult
@@ -116,7 +118,9 @@ class ForceLoadDialog(UsesDeck, ModalScreen[ForceLoadOutcome | None]):
         values = [value for _label, value in sessions]
         initial = current if current in values else NEW_SESSION
         with Vertical():
-            yield Label(f"Force-load skill '{self.skill.name}' as operator", id="title")
+            yield Label(
+                f"Force-load skill '{clean(self.skill.name)}' as operator", id="title", markup=False
+            )
             with Horizontal(classes="row"):
                 yield Label("Session")
                 yield Select(sessions, value=initial, allow_blank=False, id="session")
@@ -198,21 +202,23 @@ class ForceLoadDialog(UsesDeck, ModalScreen[ForceLoadOutcome | None]):
             facts.append(" (highlighted)", style="dim")
         if self.skill.allowed_tools:
             facts.append("\nallowed-tools join the session allowlist: ", style="bold")
-            facts.append(" ".join(self.skill.allowed_tools))
+            facts.append(clean(" ".join(self.skill.allowed_tools)))
         self.query_one("#facts", Static).update(facts)
         area = self.query_one("#text", TextArea)
-        area.load_text(result.text)
+        area.load_text(for_terminal(result.text, multiline=True))
         if line is not None:
             end = len(area.document.get_line(line - 1))
             area.selection = Selection((line - 1, end), (line - 1, 0))
             area.scroll_cursor_visible(center=True)
-        self.query_one("#warnings", Static).update("\n".join(f"⚠ {w}" for w in result.warnings))
+        self.query_one("#warnings", Static).update(
+            Text("\n".join(f"⚠ {clean(w)}" for w in result.warnings))
+        )
         self.query_one("#confirm", Button).disabled = False
 
     def _show_error(self, exc: SkilldeckError) -> None:
         self.result = None
         self.query_one("#facts", Static).update(
-            Text(f"Cannot load: {exc.code.value}: {exc.message}", style="bold red")
+            Text(f"Cannot load: {exc.code.value}: {clean(exc.message)}", style="bold red")
         )
         self.query_one("#text", TextArea).load_text("")
         self.query_one("#confirm", Button).disabled = True

@@ -13,9 +13,11 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static, TextArea
 
+from skilldeck.app.labels import clean, markup_free
 from skilldeck.app.widgets.preview_pane import language_for
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
+from skilldeck.core.safe_text import for_terminal
 
 
 class ResourceDialog(ModalScreen[None]):
@@ -56,7 +58,9 @@ class ResourceDialog(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"{self.skill.name} / {self.rel_path}", id="title")
+            yield Label(
+                f"{clean(self.skill.name)} / {clean(self.rel_path)}", id="title", markup=False
+            )
             yield Static("reading…", id="facts")
             yield TextArea(
                 "", read_only=True, show_line_numbers=True, soft_wrap=False, id="content"
@@ -75,8 +79,8 @@ class ResourceDialog(ModalScreen[None]):
                 read_resource, self.skill, self.rel_path, self.byte_cap
             )
         except SkilldeckError as exc:
-            facts.update(Text(f"{exc.code.value}: {exc.message}", style="bold red"))
-            self.notify(exc.message, title="Cannot open file", severity="error")
+            facts.update(Text(f"{exc.code.value}: {clean(exc.message)}", style="bold red"))
+            self.notify(markup_free(exc.message), title="Cannot open file", severity="error")
             return
         facts.update(
             f"{resource.size} bytes · {resource.mime}" + (" · binary" if resource.binary else "")
@@ -86,7 +90,7 @@ class ResourceDialog(ModalScreen[None]):
             area.load_text(f"(binary file, {resource.size} bytes: not shown)")
         else:
             area.language = language_for(self.rel_path)
-            area.load_text(resource.text)
+            area.load_text(for_terminal(resource.text, multiline=True))
         area.focus()
 
     def action_close(self) -> None:

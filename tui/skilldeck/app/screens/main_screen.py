@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -21,12 +22,13 @@ from textual.widgets import (
     Static,
     TabbedContent,
     TabPane,
+    Tabs,
     TextArea,
 )
 from textual.worker import get_current_worker
 
 from skilldeck.app.deck import UsesDeck
-from skilldeck.app.labels import short_path
+from skilldeck.app.labels import clean, short_path
 from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
 from skilldeck.app.widgets.explain_view import HINT as EXPLAIN_HINT
 from skilldeck.app.widgets.explain_view import ExplainView, explain_renderable
@@ -48,10 +50,67 @@ TYPING_DETAIL_DELAY = 0.3
 """The same while typing in the search box: rendering a preview between keystrokes costs
 more than a keystroke's re-ranking, so it waits for a pause in typing."""
 
+NARROW_SCREEN = 100
+"""Screens narrower than this get the short tab labels."""
+
 SEMANTIC_PAUSE = 0.4
 """Seconds of typing quiet before results are refined with the (slow) embedding signal."""
 
 SKILL_ACTIONS = {"toggle_raw", "explain", "force_load", "toggle_enabled"}
+
+TABS = (
+    ("tab-preview", "Preview", "inverted_exclamation_mark"),
+    ("tab-diagnostics", "Diagnostics", "trade_mark_sign"),
+    ("tab-tools", "Tools", "pound_sign"),
+    ("tab-files", "Files", "cent_sign"),
+    ("tab-explain", "Explain", "infinity"),
+)
+"""Each detail tab with the character Textual reports for alt+N (macOS terminals send the
+Option-key character, and Textual turns ``ESC N`` into it too)."""
+
+TAB_BINDINGS: list[BindingType] = [
+    binding
+    for n, (tab, label, alt_char) in enumerate(TABS, 1)
+    for binding in (
+        Binding(str(n), f"tab('{tab}')", label, show=False, id=f"main.{tab}"),
+        Binding(
+            f"alt+{n},{alt_char}",
+            f"tab('{tab}')",
+            label,
+            show=False,
+            priority=True,  # from the search box too
+            id=f"main.{tab}-alt",
+        ),
+    )
+]
+"""``1``-``5`` pick a tab outside the search box, ``alt+1``-``alt+5`` from anywhere."""
+
+
+def demote_shadowed(hits: list[Hit]) -> list[Hit]:
+    """``hits`` with shadowed copies after every winner: a copy that is never used should
+    not sit right under the skill that shadows it."""
+    if not any(h.skill.shadowed for h in hits):
+        return hits
+    return [h for h in hits if not h.skill.shadowed] + [h for h in hits if h.skill.shadowed]
+
+
+def empty_catalog_hint(roots: list[Path]) -> Text:
+    """What to tell someone whose skill folders hold no skill yet."""
+    text = Text("No skills found.\n\n", style="bold")
+    text.append("Skilldeck looked in (lowest precedence first):\n")
+    for root in roots:
+        text.append(f"  {clean(short_path(root))}\n", style="cyan")
+    text.append("\nTo add a skill, create a folder holding a SKILL.md, for example\n")
+    first = roots[-1] if roots else Path("~/.claude/skills")
+    text.append(f"  {clean(short_path(first / 'my-skill' / 'SKILL.md'))}\n", style="bold")
+    text.append(
+        "with YAML frontmatter, then instructions:\n\n"
+        "  ---\n  name: my-skill\n  description: What it does. Use when …\n  ---\n"
+        "  # My skill\n\n",
+        style="dim",
+    )
+    text.append("ctrl+r rescans; skilldeck --root DIR opens another folder.", style="dim")
+    return text
 
 
 class MainScreen(UsesDeck, Screen[None]):
@@ -120,15 +179,10 @@ class MainScreen(UsesDeck, Screen[None]):
             tooltip="Sessions, approvals and policy mode",
         ),
         Binding("f5", "app.sessions", "Sessions", id="main.sessions-f5"),
-        Binding("down", "browse", "Browse results", show=False, id="main.browse"),
+        # priority: a key typed right after ↓ lands in the results, not in the query
+        Binding("down", "browse", "Browse results", show=False, priority=True, id="main.browse"),
         Binding("escape", "escape", "Clear", show=False, id="main.escape"),
-        Binding("1", "tab('tab-preview')", "Preview", show=False, id="main.tab-preview"),
-        Binding(
-            "2", "tab('tab-diagnostics')", "Diagnostics", show=False, id="main.tab-diagnostics"
-        ),
-        Binding("3", "tab('tab-tools')", "Tools", show=False, id="main.tab-tools"),
-        Binding("4", "tab('tab-files')", "Files", show=False, id="main.tab-files"),
-        Binding("5", "tab('tab-explain')", "Explain tab", show=False, id="main.tab-explain"),
+        *TAB_BINDINGS,
     ]
 
     def __init__(self, workspace: Workspace) -> None:
@@ -143,13 +197,18 @@ class MainScreen(UsesDeck, Screen[None]):
         self._pending_line: int | None = None
         self._pin: Skill | None = None
         self._stale_details = False
+        self._diagnostic_count = 0
         self.last_ranked: Ranked | None = None
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
         with Horizontal(id="body"):
             with Vertical(id="left"):
-                yield SearchBox(placeholder="Search skills  (↓ browse · F1 help)", id="search")
+                yield SearchBox(
+                    placeholder="Search skills  (↓ browse · F1 help)",
+                    id="search",
+                    pass_keys=[alt_char for _tab, _label, alt_char in TABS],
+                )
                 with Horizontal(id="status-row"):
                     yield Static("", id="status")
                     yield ProgressBar(
@@ -167,7 +226,7 @@ class MainScreen(UsesDeck, Screen[None]):
                     yield ResourcesList(id="resources")
                 with TabPane("Explain", id="tab-explain"):
                     yield ExplainView(id="explain")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         deck = self.deck
@@ -180,6 +239,9 @@ class MainScreen(UsesDeck, Screen[None]):
         self.watch(self.app, "stage", self._progress_changed, init=False)
         self.query_one(ResultsList).show([], 0, self.workspace)
         self.query_one(PreviewPane).show(None)
+        # Tab goes from the results straight into the shown pane (the tab strip is
+        # reached with alt+1..5 or the mouse).
+        self.query_one("#tabs", TabbedContent).query_one(Tabs).can_focus = False
 
     # ----------------------------------------------------------------- status
 
@@ -194,6 +256,8 @@ class MainScreen(UsesDeck, Screen[None]):
             )
         elif self.last_ranked is not None:
             self._show_status(self.last_ranked)
+        if not deck.discovering and self._detailed is None and self.is_mounted:
+            self.show_skill(None)  # the empty-catalog hint, once discovery is done
 
     def _show_status(self, ranked: Ranked) -> None:
         if self.deck.discovering:
@@ -206,10 +270,16 @@ class MainScreen(UsesDeck, Screen[None]):
             text.append("" if ranked.total == 1 else "es", style="bold")
         else:
             text.append(f"{ranked.total} {noun}", style="bold")
+        if ranked.ranked and ranked.query.strip() and ranked.hits:
+            top = max((h.score or 0.0) for h in ranked.hits)
+            if top < self.workspace.settings.confidence_threshold:
+                # What agents are told too (search --agent, the MCP server).
+                text.append(" · no confident match", style="yellow")
         if not self.deck.deterministic:
             text.append(f" · {ranked.elapsed_ms:.1f} ms", style="dim")
         if not ranked.ranked:
             text.append(" · filter (index building)", style="yellow")
+
         if ranked.semantic:
             text.append(" · semantic", style="green")
         if self.deck.stage:
@@ -274,7 +344,7 @@ class MainScreen(UsesDeck, Screen[None]):
     def _apply(self, ranked: Ranked, keep: Skill | None) -> None:
         if ranked.query != self.query_text:
             return  # a newer query is on its way
-        hits = ranked.hits
+        hits = demote_shadowed(ranked.hits)
         total = ranked.total
         pin = self._pin
         if pin is not None:
@@ -288,7 +358,7 @@ class MainScreen(UsesDeck, Screen[None]):
         results.show(hits, total, self.workspace, keep=keep)
         if self._stale_details:
             self._stale_details = False
-            if results.current is not None and results.current is self._detailed:
+            if results.current is self._detailed:
                 self.show_skill(results.current)  # same skill, new state (registry, lint)
         self._show_status(ranked)
         if not ranked.semantic and ranked.query.strip() and self.workspace.semantic():
@@ -330,13 +400,11 @@ class MainScreen(UsesDeck, Screen[None]):
         """Fill every detail pane for ``skill``."""
         self._detailed = skill
         workspace = self.workspace
-        self.query_one(PreviewPane).show(skill)
+        self.query_one(PreviewPane).show(skill, hint=self._empty_hint())
         diagnostics = workspace.diagnostics_for(skill) if skill else []
         self.query_one(DiagnosticsList).show(diagnostics)
-        tab = self.query_one("#tabs", TabbedContent).get_tab("tab-diagnostics")
-        label = f"Diagnostics ({len(diagnostics)})" if diagnostics else "Diagnostics"
-        if str(tab.label) != label:
-            tab.label = label
+        self._diagnostic_count = len(diagnostics)
+        self._label_diagnostics_tab()
         availability = workspace.availability.get(skill.path) if skill else None
         self.query_one(ToolsTable).show(availability, loading=self.deck.discovering)
         self.query_one(ResourcesList).show(skill)
@@ -345,6 +413,25 @@ class MainScreen(UsesDeck, Screen[None]):
             self._explain(self.query_text, skill)
         else:
             self.query_one(ExplainView).show(Text(EXPLAIN_HINT, style="dim") if skill else Text(""))
+
+    def _label_diagnostics_tab(self) -> None:
+        """ "Diagnostics (3)", or "Diag (3)" where the five tabs would not fit."""
+        name = "Diag" if self.size.width < NARROW_SCREEN else "Diagnostics"
+        count = self._diagnostic_count
+        label = f"{name} ({count})" if count else name
+        tab = self.query_one("#tabs", TabbedContent).get_tab("tab-diagnostics")
+        if str(tab.label) != label:
+            tab.label = label
+
+    def on_resize(self) -> None:
+        """Shorten the tab labels on narrow terminals."""
+        self._label_diagnostics_tab()
+
+    def _empty_hint(self) -> Text | None:
+        """Where skills were looked for and how to add one, once discovery found none."""
+        if self.workspace.catalog.skills or self.deck.discovering:
+            return None
+        return empty_catalog_hint([root.path for root in self.workspace.roots()])
 
     @on(DiagnosticsList.JumpTo)
     def _jump(self, event: DiagnosticsList.JumpTo) -> None:
@@ -377,6 +464,9 @@ class MainScreen(UsesDeck, Screen[None]):
         """Grey out skill actions while nothing is highlighted."""
         if action in SKILL_ACTIONS and self.current is None:
             return None
+        if action == "browse":
+            focused = self.focused
+            return isinstance(focused, SearchBox)  # elsewhere ↓ is the widget's own
         return True
 
     @property
@@ -388,7 +478,7 @@ class MainScreen(UsesDeck, Screen[None]):
     def action_browse(self) -> None:
         """From the search box, move into the results."""
         results = self.query_one(ResultsList)
-        results.focus()
+        self.set_focus(results)  # at once: the next key typed goes to the results
         if self.query_text and results.highlighted == 0 and len(results.hits) > 1:
             return
         if results.highlighted is None and results.hits:
@@ -409,6 +499,11 @@ class MainScreen(UsesDeck, Screen[None]):
     def action_tab(self, tab: str) -> None:
         """Show one of the detail tabs."""
         self.query_one("#tabs", TabbedContent).active = tab
+
+    @on(TabbedContent.TabActivated, "#tabs")
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-explain" and self.current is not None and self.query_text.strip():
+            self._explain(self.query_text, self.current)
 
     def action_toggle_raw(self) -> None:
         """Toggle the raw source view."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,6 +17,7 @@ from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from skilldeck.app.deck import UsesDeck
+from skilldeck.app.labels import clean
 from skilldeck.app.widgets.diagnostics_list import SEVERITY_GLYPH, SEVERITY_STYLE
 from skilldeck.core.model import Diagnostic, Severity, Skill
 from skilldeck.core.workspace import Workspace
@@ -42,6 +44,9 @@ class ReviewScreen(UsesDeck, Screen[None]):
     """Review lint and validation findings across the whole catalog."""
 
     DEFAULT_CSS = """
+    ReviewScreen #findings {
+        scrollbar-gutter: stable;  /* rows are measured and drawn at the same width */
+    }
     ReviewScreen #findings > .option-list--option-disabled {
         color: $text;
     }
@@ -76,10 +81,10 @@ class ReviewScreen(UsesDeck, Screen[None]):
         yield Header(icon="◆")
         with Horizontal(id="review-bar"):
             yield Static("", id="review-counts")
-            yield Input(placeholder="code filter, e.g. SL1 or SV", id="code-filter")
+            yield Input(placeholder="code: SL1, SV…", id="code-filter")
         yield Static("", id="review-filters")
         yield OptionList(id="findings")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.sub_title = "review mode"
@@ -180,30 +185,33 @@ class ReviewScreen(UsesDeck, Screen[None]):
         text = Text()
         worst = min((d.severity for _s, d in members), key=lambda s: s.rank)
         if self.group_by == "rule":
-            text.append(f"{key}", style=SEVERITY_STYLE[worst])
+            text.append(clean(key), style=SEVERITY_STYLE[worst])
             name = self._names.get(key)
             if name:
                 text.append(f" {name}", style="bold")
         else:
             name, _sep, _path = key.partition("\0")
-            text.append(name, style="bold")
+            text.append(clean(name), style="bold")
             skill = members[0][0]
             text.append(f"  {skill.source.value}", style="dim")
         text.append(f"  ({len(members)})", style="dim")
         return text
 
-    def _row(self, skill: Skill, diag: Diagnostic) -> Text:
-        text = Text("  ")
-        text.append(f"{SEVERITY_GLYPH[diag.severity]} ", style=SEVERITY_STYLE[diag.severity])
+    def _row(self, skill: Skill, diag: Diagnostic) -> Table:
+        """One finding: what and where on the left, the message wrapped beside it (every
+        word kept, continuation lines under the message's first column)."""
+        where = Text("  ")
+        where.append(f"{SEVERITY_GLYPH[diag.severity]} ", style=SEVERITY_STYLE[diag.severity])
         if self.group_by == "rule":
-            text.append(skill.name, style="bold")
+            where.append(clean(skill.name), style="bold")
         else:
-            text.append(f"{diag.code:<6}", style=SEVERITY_STYLE[diag.severity])
-        text.append(f" L{diag.line}" if diag.line else " -", style="dim")
-        text.append(f"  {diag.message}")
-        text.no_wrap = True
-        text.overflow = "ellipsis"
-        return text
+            where.append(f"{diag.code:<6}", style=SEVERITY_STYLE[diag.severity])
+        where.append(f" L{diag.line}" if diag.line else " -", style="dim")
+        row = Table.grid(padding=(0, 0, 0, 2), expand=True)
+        row.add_column(no_wrap=True, max_width=max(12, self.size.width // 2))
+        row.add_column(ratio=1, overflow="fold")
+        row.add_row(where, Text(clean(diag.message)))
+        return row
 
     def _update_counts(self, visible: list[Finding]) -> None:
         total = {sev: 0 for sev in Severity}

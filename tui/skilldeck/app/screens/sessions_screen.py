@@ -16,12 +16,18 @@ from textual.widgets import Button, Footer, Header, Input, Label, OptionList, St
 from textual.widgets.option_list import Option
 
 from skilldeck.app.deck import UsesDeck
+from skilldeck.app.labels import clean, literal
 from skilldeck.core.errors import SkilldeckError
 
 if TYPE_CHECKING:
     from skilldeck.core.sessions import AuditEntry, Session
 
 MODES = ("strict", "approval", "permissive")
+MODE_MEANING = {
+    "strict": "Only tools allowed by active skills or approved by you may run.",
+    "approval": "Tools outside the allow-lists wait in the queue for your approval.",
+    "permissive": "Every tool is allowed (and logged) without asking you.",
+}
 MODE_STYLE = {"strict": "bold red", "approval": "bold yellow", "permissive": "bold green"}
 
 
@@ -35,10 +41,10 @@ def session_row(session: Session, current: str | None) -> Text:
     """One line of the sessions list."""
     text = Text()
     text.append("● " if session.id == current else "  ", style="bold green")
-    text.append(session.id, style="bold")
+    text.append(clean(session.id), style="bold")
     text.append(f" {session.mode}", style=MODE_STYLE.get(session.mode, ""))
     names = ", ".join(session.active_skills) if session.skills else "no skills"
-    text.append(f" · {names}", style="dim")
+    text.append(f" · {clean(names)}", style="dim")
     if session.pending:
         text.append(f" · {len(session.pending)} pending", style="bold yellow")
     if not session.is_open:
@@ -51,21 +57,23 @@ def session_facts(session: Session) -> Table:
     table = Table.grid(padding=(0, 1), expand=True)
     table.add_column(style="bold", no_wrap=True, width=10)
     table.add_column(ratio=1, overflow="fold")
-    table.add_row("session", Text(session.id, style="bold"))
-    table.add_row("mode", Text(session.mode, style=MODE_STYLE.get(session.mode, "")))
-    table.add_row("created", f"{_clock(session.created)} by {session.created_by or '?'}")
+    table.add_row("session", literal(session.id, style="bold"))
+    if session.label:
+        table.add_row("label", literal(session.label))
+    table.add_row("mode", literal(session.mode, style=MODE_STYLE.get(session.mode, "")))
+    table.add_row("created", literal(f"{_clock(session.created)} by {session.created_by or '?'}"))
     if not session.is_open:
         table.add_row("ended", _clock(session.ended))
     skills = Text()
     for i, active in enumerate(session.skills):
         if i:
             skills.append(", ")
-        skills.append(active.name, style="bold")
-        skills.append(f" ({active.actor})", style="dim")
+        skills.append(clean(active.name), style="bold")
+        skills.append(f" ({clean(active.actor)})", style="dim")
     table.add_row("skills", skills if session.skills else Text("none active", style="dim"))
-    table.add_row("allowlist", " ".join(session.allowed_tools) or Text("-", style="dim"))
-    table.add_row("approved", Text(" ".join(session.approved) or "-", style="green"))
-    table.add_row("denied", Text(" ".join(session.denied) or "-", style="red"))
+    table.add_row("allowlist", literal(" ".join(session.allowed_tools) or "-"))
+    table.add_row("approved", literal(" ".join(session.approved) or "-", style="green"))
+    table.add_row("denied", literal(" ".join(session.denied) or "-", style="red"))
     return table
 
 
@@ -77,7 +85,12 @@ def audit_table(entries: list[AuditEntry]) -> Table:
     table.add_column("action", no_wrap=True)
     table.add_column("subject", ratio=1)
     for entry in reversed(entries):
-        table.add_row(_clock(entry.time)[11:], entry.actor, entry.action, entry.subject)
+        table.add_row(
+            _clock(entry.time)[11:],
+            literal(entry.actor),
+            literal(entry.action),
+            literal(entry.subject),
+        )
     return table
 
 
@@ -131,7 +144,7 @@ class SessionsScreen(UsesDeck, Screen[None]):
                 yield Label("Audit log", classes="section")
                 with VerticalScroll(id="audit-scroll"):
                     yield Static("", id="audit")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.sub_title = "sessions"
@@ -201,7 +214,7 @@ class SessionsScreen(UsesDeck, Screen[None]):
         facts.update(session_facts(session))
         if session.pending:
             pending.set_options(
-                [Option(Text(tool, style="bold yellow"), id=tool) for tool in session.pending]
+                [Option(literal(tool, style="bold yellow"), id=tool) for tool in session.pending]
             )
             pending.highlighted = 0
         else:
@@ -223,12 +236,15 @@ class SessionsScreen(UsesDeck, Screen[None]):
     # ----------------------------------------------------------------- actions
 
     def _tool_choice(self) -> str | None:
-        typed = self.query_one("#tool", Input).value.strip()
-        if typed:
-            return typed
+        """The highlighted request when the pending list has focus, else the typed tool
+        (or the highlighted request when nothing is typed)."""
         pending = self.query_one("#pending", OptionList)
         option = pending.highlighted_option
-        return option.id if option is not None and option.id else None
+        highlighted = option.id if option is not None and option.id else None
+        typed = self.query_one("#tool", Input).value.strip()
+        if self.focused is pending or not typed:
+            return highlighted
+        return typed
 
     def action_new_session(self) -> None:
         """Create a session (default mode) and make it current."""
@@ -251,19 +267,68 @@ class SessionsScreen(UsesDeck, Screen[None]):
         self._decide("deny")
 
     def _decide(self, verdict: str) -> None:
+        from skilldeck.app.dialogs.confirm import ConfirmDialog
+        from skilldeck.core.sessions import tool_matches
+
         tool = self._tool_choice()
         if tool is None:
             self.notify("Type a tool name or highlight a pending request.", severity="warning")
             return
-        self._change(verdict, tool)
+        session = self.selected
+        others = [
+            t
+            for t in (session.pending if session is not None else [])
+            if t != tool and tool_matches(tool, t)
+        ]
+        if not others:
+            self._change(verdict, tool)
+            return
+        # Approving "Bash" also settles a pending "Bash(git push:*)": say so first.
+        listed = ", ".join(clean(t) for t in others)
+        verb = "Approve" if verdict == "approve" else "Deny"
+
+        def done(confirmed: bool | None) -> None:
+            if confirmed:
+                self._change(verdict, tool)
+
+        self.app.push_screen(
+            ConfirmDialog(
+                f"{verb} {clean(tool)}?\n\nIt covers, and so also "
+                f"{'approves' if verdict == 'approve' else 'denies'}, the pending "
+                f"request(s): {listed}.",
+                confirm=verb,
+                title=f"{verb} {clean(tool)}",
+            ),
+            done,
+        )
 
     def action_cycle_mode(self) -> None:
-        """strict → approval → permissive → strict."""
+        """strict → approval → permissive → strict; a step that widens access (strict →
+        approval → permissive) asks first."""
+        from skilldeck.app.dialogs.confirm import ConfirmDialog
+
         session = self.selected
         if session is None:
             return
         index = MODES.index(session.mode) if session.mode in MODES else 0
-        self._change("mode", MODES[(index + 1) % len(MODES)])
+        mode = MODES[(index + 1) % len(MODES)]
+        if MODES.index(mode) < index:
+            self._change("mode", mode)  # narrower: no question
+            return
+
+        def done(confirmed: bool | None) -> None:
+            if confirmed:
+                self._change("mode", mode)
+
+        self.app.push_screen(
+            ConfirmDialog(
+                f"Switch session {clean(session.id)} from {session.mode} to {mode}?\n\n"
+                f"{MODE_MEANING[mode]}",
+                confirm="Switch",
+                title="Widen the policy",
+            ),
+            done,
+        )
 
     def action_end_session(self) -> None:
         """End the highlighted session, after confirmation."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from rich.table import Table
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from skilldeck.app.labels import clean
 from skilldeck.core.model import Diagnostic, Severity
 
 SEVERITY_STYLE = {
@@ -22,13 +24,23 @@ def render_diagnostic(diag: Diagnostic, prefix: str = "") -> Text:
     text = Text()
     text.append(f"{SEVERITY_GLYPH[diag.severity]} ", style=SEVERITY_STYLE[diag.severity])
     if prefix:
-        text.append(prefix, style="bold")
+        text.append(clean(prefix), style="bold")
         text.append(" ")
     text.append(f"{diag.code:<6}", style=SEVERITY_STYLE[diag.severity])
     line = f"L{diag.line}" if diag.line else "  -"
     text.append(f" {line:>5} ", style="dim")
-    text.append(diag.message)
+    text.append(clean(diag.message))
     return text
+
+
+def _wrapped(diag: Diagnostic) -> Table:
+    """One finding with its message wrapping under the message, not under the glyph."""
+    head = render_diagnostic(Diagnostic(diag.code, diag.severity, "", diag.path, diag.line))
+    row = Table.grid(expand=True)
+    row.add_column(no_wrap=True)
+    row.add_column(ratio=1, overflow="fold")
+    row.add_row(head, Text(clean(diag.message)))
+    return row
 
 
 class DiagnosticsList(OptionList):
@@ -38,6 +50,7 @@ class DiagnosticsList(OptionList):
     DiagnosticsList, DiagnosticsList:focus {
         height: 1fr;
         border: none;
+        scrollbar-gutter: stable;  /* rows are measured and drawn at the same width */
     }
     """
 
@@ -63,7 +76,7 @@ class DiagnosticsList(OptionList):
         if not diagnostics:
             self.set_options([Option(Text("✔ No findings.", style="green"), disabled=True)])
             return
-        self.set_options([Option(render_diagnostic(d)) for d in diagnostics])
+        self.set_options([Option(_wrapped(d)) for d in diagnostics])
         self.highlighted = 0
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from skilldeck.app.labels import clean, literal
 from skilldeck.core.model import Skill
 
 if TYPE_CHECKING:
@@ -36,10 +37,11 @@ def explain_renderable(query: str, skill: Skill, response: SearchResponse | None
     head.append(repr(query.strip()), style="bold")
     if result is None:
         head.append(
-            f"\n{skill.name} is not among the {len(response.results)} best matches.", style="yellow"
+            f"\n{clean(skill.name)} is not among the {len(response.results)} best matches.",
+            style="yellow",
         )
         return head
-    head.append(f"\n{skill.name}", style="bold")
+    head.append(f"\n{clean(skill.name)}", style="bold")
     head.append(f" ranked #{rank} of {response.total} · score {result.score:.3f} · ")
     head.append(
         "confident" if result.confident else "not confident",
@@ -63,7 +65,7 @@ def explain_renderable(query: str, skill: Skill, response: SearchResponse | None
     matched.add_column("terms", ratio=1)
     for where, terms in result.matched.items():
         if terms:
-            matched.add_row(where, ", ".join(terms))
+            matched.add_row(literal(where), literal(", ".join(terms)))
     if not result.matched:
         matched.add_row("-", Text("no term matched directly", style="dim"))
     return Group(head, Text(""), signals, Text(""), matched)

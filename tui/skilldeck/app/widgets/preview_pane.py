@@ -6,6 +6,7 @@ import asyncio
 from collections import OrderedDict
 from pathlib import Path
 
+from rich.console import RenderableType
 from rich.markdown import Markdown as RichMarkdown
 from rich.table import Table
 from rich.text import Text
@@ -18,9 +19,10 @@ from textual.reactive import reactive
 from textual.widgets import ContentSwitcher, Markdown, Static, TextArea
 from textual.widgets.text_area import Selection
 
-from skilldeck.app.labels import SOURCE_BADGE, short_path
+from skilldeck.app.labels import SOURCE_BADGE, clean, literal, short_path
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
+from skilldeck.core.safe_text import for_terminal
 
 MARKDOWN_WIDGET_LIMIT = 8 * 1024
 """Bodies up to this many bytes use Textual's Markdown widget (about 1 s at 8 KB here)."""
@@ -68,10 +70,13 @@ def frontmatter_table(skill: Skill) -> Table:
     table.add_column(style="bold", no_wrap=True, width=11)
     table.add_column(ratio=1, overflow="fold")
 
-    table.add_row("name", Text(skill.name, style="bold"))
-    table.add_row("description", skill.description or Text("(missing)", style="red"))
+    table.add_row("name", literal(skill.name, style="bold"))
+    table.add_row(
+        "description",
+        literal(skill.description) if skill.description else Text("(missing)", style="red"),
+    )
     where = Text(SOURCE_BADGE[skill.source], style="cyan")
-    where.append(f"  {short_path(skill.base_dir)}", style="dim")
+    where.append(f"  {clean(short_path(skill.base_dir))}", style="dim")
     table.add_row("source", where)
     status = Text()
     status.append(
@@ -81,9 +86,10 @@ def frontmatter_table(skill: Skill) -> Table:
     if skill.hidden:
         status.append(" · hidden from models", style="yellow")
     if skill.shadowed:
-        reason = skill.shadow_reason or short_path(skill.shadowed_by or Path())
-        status.append(f" · shadowed: {reason}", style="bright_black")
+        status.append(" · shadowed", style="yellow")
     table.add_row("status", status)
+    if skill.shadowed:
+        table.add_row("shadowed", shadow_text(skill))
     for label, value in (
         ("version", skill.version),
         ("license", skill.license),
@@ -92,22 +98,35 @@ def frontmatter_table(skill: Skill) -> Table:
         ("compat", skill.compatibility),
     ):
         if value:
-            table.add_row(label, str(value))
+            table.add_row(label, literal(value))
     if skill.tags:
-        table.add_row("tags", ", ".join(skill.tags))
+        table.add_row("tags", literal(", ".join(skill.tags)))
     if skill.allowed_tools:
-        table.add_row("tools", " ".join(skill.allowed_tools))
+        table.add_row("tools", literal(" ".join(skill.allowed_tools)))
     if skill.triggers:
         parts = [
             *skill.triggers.keywords,
             *skill.triggers.verbs,
             *(f"/{p}/" for p in skill.triggers.patterns),
         ]
-        table.add_row("triggers", ", ".join(parts))
+        table.add_row("triggers", literal(", ".join(parts)))
     if skill.resources:
         more = "+" if skill.resources_truncated else ""
         table.add_row("files", f"{len(skill.resources)}{more} resource file(s)")
     return table
+
+
+def shadow_text(skill: Skill) -> Text:
+    """Which copy wins over ``skill`` and why: "by ~/x/pdf (a later root overrides …)"."""
+    text = Text("by ", style="dim")
+    winner = skill.shadowed_by
+    text.append(clean(short_path(winner.parent if winner else Path("?"))), style="bold")
+    reason = skill.shadow_reason
+    # The core writes "shadowed by PATH (WHY)": the path is shown above, keep the why.
+    why = reason[reason.rfind("(") + 1 : -1] if reason.endswith(")") and "(" in reason else ""
+    if why or reason:
+        text.append(f" ({clean(why or reason)})", style="dim")
+    return text
 
 
 class PreviewPane(Vertical):
@@ -123,6 +142,10 @@ class PreviewPane(Vertical):
         padding: 0 1;
         border-bottom: solid $primary-background-lighten-2;
     }
+    PreviewPane #frontmatter.-hint {
+        max-height: 100%;
+        border-bottom: none;
+    }
     PreviewPane ContentSwitcher {
         height: 1fr;
     }
@@ -133,6 +156,13 @@ class PreviewPane(Vertical):
     PreviewPane #rendered Markdown {
         margin: 0;
         padding: 0;
+    }
+    PreviewPane #rendered MarkdownFence {
+        overflow-x: hidden;
+    }
+    PreviewPane #rendered MarkdownFence > Label {
+        width: 1fr;
+        text-wrap: wrap;
     }
     PreviewPane #raw {
         height: 1fr;
@@ -170,22 +200,26 @@ class PreviewPane(Vertical):
                 id="raw",
                 read_only=True,
                 show_line_numbers=True,
-                soft_wrap=False,
+                soft_wrap=True,  # long lines wrap under their line number, never cut
                 language=language_for("SKILL.md"),
             )
 
     def on_mount(self) -> None:
         self.query_one("#md-plain").display = False
 
-    def show(self, skill: Skill | None, line: int | None = None) -> None:
+    def show(
+        self, skill: Skill | None, line: int | None = None, *, hint: RenderableType | None = None
+    ) -> None:
         """Show ``skill`` (None clears the pane); the body loads in a worker.
 
         Args:
             skill: The skill.
             line: Also switch to the raw view at this 1-based line.
+            hint: What to say instead of "No skill selected." when ``skill`` is None.
         """
         same = (
-            skill is not None
+            hint is None
+            and skill is not None
             and self._skill is not None
             and skill.path == self._skill.path
             and skill.mtime_ns == self._skill.mtime_ns
@@ -197,12 +231,14 @@ class PreviewPane(Vertical):
         if skill is None:
             self._pending_line = None
             self._set_loading(False)
-            fm.update(Text("No skill selected.", style="dim"))
+            fm.set_class(hint is not None, "-hint")
+            fm.update(hint if hint is not None else Text("No skill selected.", style="dim"))
             self.query_one("#md", Markdown).update("")
             self.query_one("#md-plain", Static).update("")
             self.query_one("#raw", TextArea).load_text("")
             self._source_for = None
             return
+        fm.remove_class("-hint")
         fm.update(frontmatter_table(skill))  # cheap, and the status may have changed
         if not same:
             # The body of the previous skill must never sit under this header: cover it
@@ -286,7 +322,8 @@ class PreviewPane(Vertical):
         if not self._wants(key):
             return
         body, source = cached
-        self.query_one("#raw", TextArea).load_text(source)
+        body = for_terminal(body, multiline=True)
+        self.query_one("#raw", TextArea).load_text(for_terminal(source, multiline=True))
         self._source_for = key
         if self._pending_line is not None:
             self._move_to(self._pending_line)

@@ -7,6 +7,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from skilldeck.app.labels import clean
 from skilldeck.core.model import Skill
 
 
@@ -38,7 +39,7 @@ class ResourcesList(OptionList):
         if skill is None or not skill.resources:
             self.set_options([Option(Text("No resource files.", style="dim"), disabled=True)])
             return
-        options = [Option(Text(f"▸ {name}"), id=name) for name in skill.resources]
+        options = [Option(Text(f"▸ {clean(name)}"), id=name) for name in skill.resources]
         if skill.resources_truncated:
             options.append(Option(Text("… more files not listed", style="dim"), disabled=True))
         self.set_options(options)

@@ -13,7 +13,7 @@ from textual.visual import Padding
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from skilldeck.app.labels import SOURCE_BADGE
+from skilldeck.app.labels import SOURCE_BADGE, clean
 from skilldeck.core.model import Skill, Source
 from skilldeck.core.workspace import Hit, Workspace
 
@@ -25,12 +25,17 @@ REST_DELAY = 0.3
 STRIP_CACHE_SIZE = 4000
 """Rendered rows kept across result lists (a keystroke mostly re-orders known rows)."""
 
+NARROW_ROW = 40
+"""Rows narrower than this leave out the source badge and empty marker cells."""
+
 BADGE_STYLE = {
-    Source.BUNDLED: "bold $primary",
-    Source.USER: "bold $success",
-    Source.PROJECT: "bold $secondary",
-    Source.EXPLICIT: "bold $accent",
+    Source.BUNDLED: "bold $text-primary",
+    Source.USER: "bold $text-success",
+    Source.PROJECT: "bold $text-secondary",
+    Source.EXPLICIT: "bold $text-accent",
 }
+"""Badge colours: the ``$text-*`` shades are made readable on the theme's background (the
+plain ``$accent`` orange was hard to read on the light theme's grey)."""
 
 MARKERS = (
     ("✖", "$error", "errors"),
@@ -42,8 +47,9 @@ MARKERS = (
 """Glyph, style and meaning of each row marker, in display order."""
 
 
-def row_markers(skill: Skill, state: Workspace) -> Content:
-    """The marker column of a row (five fixed cells)."""
+def row_markers(skill: Skill, state: Workspace, compact: bool = False) -> Content:
+    """The marker column of a row: five fixed cells, or (``compact``) two cells holding
+    the first marker that applies, so narrow lists keep room for the name."""
     errors, warnings = state.counts(skill)
     flags = (
         errors > 0,
@@ -52,6 +58,11 @@ def row_markers(skill: Skill, state: Workspace) -> Content:
         skill.shadowed,
         state.tools_complete(skill) is False,
     )
+    if compact:
+        for on, (glyph, style, _meaning) in zip(flags, MARKERS, strict=True):
+            if on:
+                return Content.assemble((glyph, style), " ")
+        return Content("  ")
     parts: list[str | tuple[str, str]] = [
         (glyph, style) if on else " "
         for on, (glyph, style, _meaning) in zip(flags, MARKERS, strict=True)
@@ -60,18 +71,26 @@ def row_markers(skill: Skill, state: Workspace) -> Content:
 
 
 def render_row(hit: Hit, state: Workspace, width: int = 80) -> Content:
-    """The two-line prompt of one result, each line cut to ``width`` cells."""
+    """The two-line prompt of one result, each line cut to ``width`` cells; a ranked row
+    ends its first line with the score (0-1)."""
     skill = hit.skill
     name_style = "bold" if skill.enabled and not skill.shadowed else "dim strike"
+    score = "" if hit.score is None else f" {hit.score:.2f}"
+    # Narrow lists keep the name whole: the source shows in the preview header anyway.
+    narrow = width < NARROW_ROW
+    badge = "" if narrow else f" {SOURCE_BADGE[skill.source]}"
     head = Content.assemble(
-        row_markers(skill, state),
-        " ",
-        (skill.name, name_style),
-        (f" {SOURCE_BADGE[skill.source]}", BADGE_STYLE[skill.source]),
-    ).truncate(width, ellipsis=True)
+        row_markers(skill, state, compact=narrow),
+        "" if narrow else " ",
+        (clean(skill.name), name_style),
+        (badge, BADGE_STYLE[skill.source]),
+    ).truncate(max(1, width - len(score)), ellipsis=True)
+    if score:
+        pad = max(0, width - len(score) - head.cell_length)
+        head = Content.assemble(head, " " * pad, (score, "$text-muted"))
     brief = Content.assemble(
         "  ",
-        (skill.brief, "$text-muted") if skill.brief else ("(no description)", "$error"),
+        (clean(skill.brief), "$text-muted") if skill.brief else ("(no description)", "$error"),
     ).truncate(width, ellipsis=True)
     return Content("\n").join([head, brief])
 
@@ -112,7 +131,7 @@ class ResultsList(OptionList):
         self._state: Workspace | None = None
         self._rendered_width = 0
         self._generation = 0
-        self._option_cache: dict[tuple[Path, int, bool, int], Option] = {}
+        self._option_cache: dict[tuple[Path, int, bool, int, int], Option] = {}
         self._strip_cache: dict[tuple[Option, Style, Spacing, int], list[Strip]] = {}
 
     @property
@@ -179,7 +198,8 @@ class ResultsList(OptionList):
     def _option(self, hit: Hit, state: Workspace) -> Option:
         """The row for ``hit``, reused while the skill and the width stay the same."""
         width = self._row_width()
-        key = (hit.skill.path, hit.skill.mtime_ns, hit.skill.enabled, width)
+        score = -1 if hit.score is None else round(hit.score * 100)
+        key = (hit.skill.path, hit.skill.mtime_ns, hit.skill.enabled, width, score)
         option = self._option_cache.get(key)
         if option is None:
             option = Option(render_row(hit, state, width), id=str(hit.skill.path))

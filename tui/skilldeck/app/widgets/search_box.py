@@ -3,6 +3,9 @@ applies its editing keys in the order they were typed."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from textual import events
 from textual.binding import Binding
 from textual.geometry import Size
@@ -56,6 +59,18 @@ class SearchBox(Input):
     first and then deleted with the rest ("abc", ctrl+u, "exel" typed at once left the box
     empty). The box applies those keys as they arrive, so the text follows the typing.
     """
+
+    def __init__(self, *args: Any, pass_keys: Iterable[str] = (), **kwargs: Any) -> None:
+        """Args as for Input; ``pass_keys``: printable keys the box leaves to the screen's
+        bindings (the characters terminals send for alt+1..5), instead of typing them."""
+        super().__init__(*args, **kwargs)
+        self._pass_keys = frozenset(pass_keys)
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        """Printable keys are typed, except the ``pass_keys``."""
+        if key in self._pass_keys:
+            return False
+        return super().check_consume_key(key, character)
 
     async def _on_key(self, event: events.Key) -> None:
         action = EDITING_KEYS.get(event.key)

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.widgets import DataTable
 
+from skilldeck.app.labels import literal
+
 if TYPE_CHECKING:
     from skilldeck.core.tools import ToolAvailability
 
@@ -39,11 +41,11 @@ class ToolsTable(DataTable[Text]):
             return
         for entry in availability.entries:
             self.add_row(
-                Text(entry.name, style="bold"),
+                literal(entry.name, style="bold"),
                 Text(entry.status, style=STATUS_STYLE.get(entry.status, "")),
                 Text(
                     "required" if entry.required else "optional",
                     style="" if entry.required else "dim",
                 ),
-                Text(entry.source or "-", style="dim"),
+                literal(entry.source or "-", style="dim"),
             )
