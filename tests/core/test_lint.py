@@ -235,6 +235,16 @@ def test_sl201_shadowed_duplicate(tmp_path: Path) -> None:
     assert result[winner.path] == []  # the shadowed copy is not an overlap partner
 
 
+def test_sl201_names_the_winner_path_once(tmp_path: Path) -> None:
+    winner = make(tmp_path / "project", "pdf-split")
+    loser = make(tmp_path / "user", "pdf-split")
+    loser.shadowed_by = winner.path
+    loser.shadow_reason = f"shadowed by {winner.path} (project skills win over user skills)"
+    (msg,) = found(loser, "SL201", Catalog(skills=[loser, winner]))
+    assert msg.count(str(winner.path)) == 1
+    assert msg.endswith("(project skills win over user skills)")
+
+
 def test_sl202_description_overlap(tmp_path: Path) -> None:
     a = make(tmp_path, "pdf-split")
     b = make(tmp_path, "pdf-cut", description=GOOD.replace("Splits", "Cuts"))

@@ -348,7 +348,9 @@ def _shadow_rule(out: _Out, catalog: Catalog | None) -> None:
         if winner is not None
         else str(skill.shadowed_by)
     )
-    reason = f": {skill.shadow_reason}" if skill.shadow_reason else ""
+    # shadow_reason reads "shadowed by PATH (why)": only the "(why)" adds to the message
+    why = skill.shadow_reason.removeprefix(f"shadowed by {skill.shadowed_by}").strip()
+    reason = f" {why}" if why else ""
     out.add(
         "SL201",
         f"shadowed by {who}; this copy is never used{reason}",
