@@ -226,3 +226,97 @@ def test_keystroke_cache_is_kept_per_field_weighting(tmp_path: Path, isolated_ho
         assert not any(name.startswith("bm25.weight") for name in result.signals)
         raw = sum(weights[f] * result.signals[f"bm25.{f}"] for f in FIELDS)
         assert result.signals["bm25.raw"] == pytest.approx(raw)
+
+
+# ---------------------------------------------------------------- one-pass build
+
+
+_HEADING_PIECES = ["#", "##", "###### ", " ", "   ", "\n", "\n\n", "\t", "\x0b", "\u2028", "\x85"]
+_HEADING_PIECES += ["a", "b c", "x#", "# #", "\r\n", "`#`", "####### "]
+
+
+@pytest.mark.parametrize("bound", [-1, 4, 10_000])
+def test_headings_near_each_hash_equal_the_scan(
+    bound: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skilldeck.core.search import text
+
+    monkeypatch.setattr(text, "HEADING_SCAN_HASHES", bound)
+    rng = random.Random(bound)
+    for _ in range(4000):
+        body = "".join(rng.choice(_HEADING_PIECES) for _ in range(rng.randint(0, 40)))
+        assert text.headings(body) == [m.group(1) for m in text._HEADING.finditer(body)], body
+
+
+def _reference_build(
+    skills: list[Skill], body_bytes: int
+) -> tuple[dict[str, int], list[dict[tuple[int, int], int]], dict[str, int]]:
+    """The per-document build the one-pass build replaced: new raw tokens of each
+    (document, field) analysed in byte order, counted with a Counter."""
+    from collections import Counter
+
+    from skilldeck.core.search.analysis import Tokens, field_texts, read_body
+
+    tokens = Tokens({})
+    ids: dict[bytes, int] = {}
+    postings: list[dict[tuple[int, int], int]] = [{} for _ in FIELDS]
+    seen: dict[str, set[int]] = {}
+    for doc, skill in enumerate(skills):
+        for f, text in enumerate(field_texts(skill, read_body(skill, body_bytes))):
+            counter = Counter(raw_token_bytes(text))
+            for raw in sorted(set(counter).difference(ids)):
+                ids[raw] = tokens.new(raw)
+            for raw, count in counter.items():
+                rid = ids[raw]
+                lo, hi = tokens.ptr[rid], tokens.ptr[rid + 1]
+                for term, sid in zip(tokens.terms[lo:hi], tokens.surface[lo:hi], strict=True):
+                    key = (term, doc)
+                    postings[f][key] = postings[f].get(key, 0) + count
+                    if sid >= 0:
+                        seen.setdefault(list(tokens.surface_ids)[sid], set()).add(doc)
+    return tokens.vocab, postings, {w: len(docs) for w, docs in seen.items()}
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 2048])
+def test_one_pass_build_equals_the_per_document_build(
+    tmp_path: Path, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skilldeck.core.search import analysis
+
+    skills = _catalog(tmp_path / "s", count=23)
+    write_skill(tmp_path / "s", "odd-one", "The MixedCase HTTPServer x2 and the 42.", body="")
+    skills.append(parse_skill_file(tmp_path / "s" / "odd-one" / "SKILL.md", root=tmp_path))
+    vocab, want, surface = _reference_build(skills, 8192)
+    monkeypatch.setattr(analysis, "CHUNK_DOCS", chunk)
+    got_vocab: dict[str, int] = {}
+    doc_len, fields, surface_df, surface_ids = analysis.index_arrays(skills, got_vocab, 8192)
+    assert list(got_vocab.items()) == list(vocab.items())  # same ids, same order
+    for f, (terms, docs, tfs) in enumerate(fields):
+        got = dict(zip(zip(terms.tolist(), docs.tolist(), strict=True), tfs.tolist(), strict=True))
+        assert got == want[f]
+        lengths = np.zeros(len(skills), dtype=np.int64)
+        for (_term, doc), tf in want[f].items():
+            lengths[doc] += tf
+        assert doc_len[f].tolist() == lengths.tolist()
+    assert {w: int(surface_df[i]) for w, i in surface_ids.items()} == surface
+
+
+def test_one_pass_build_of_nothing(tmp_path: Path) -> None:
+    from skilldeck.core.search import analysis
+
+    doc_len, fields, surface_df, surface_ids = analysis.index_arrays([], {}, 8192)
+    assert doc_len.shape == (len(FIELDS), 0)
+    assert all(len(a) == 0 for field in fields for a in field)
+    assert len(surface_df) == 0 and surface_ids == {}
+    assert len(SearchIndex.build([], semantic=False)) == 0
+
+
+def test_field_postings_consume_a_list(tmp_path: Path) -> None:
+    index = SearchIndex.build(_catalog(tmp_path / "s"), semantic=False)
+    arrays = index.postings.field_arrays()
+    again = FieldPostings(
+        arrays, index.postings.doc_len, index.postings.vocab_size, [1.0] * len(FIELDS)
+    )
+    assert all(len(a) == 0 for field in arrays for a in field)
+    np.testing.assert_array_equal(again.docs, index.postings.docs)
+    np.testing.assert_array_equal(again.masks, index.postings.masks)

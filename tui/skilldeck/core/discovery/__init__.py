@@ -6,6 +6,11 @@ name clashes.
 - :mod:`~skilldeck.core.discovery.catalog` ranks roots and marks shadowed skills;
 - :mod:`~skilldeck.core.discovery.records` turns a skill into a store row and back.
 
+:func:`scan_roots` is the walk :func:`discover` makes; :func:`fingerprint` digests what it
+found (and the other files discovery reads) so that a saved search index can prove it was
+made from the same catalog, and :func:`load_found` then loads just the skills a one-shot
+search returns.
+
 With a store, a skill whose SKILL.md has the stored ``(mtime_ns, size)`` is rebuilt from
 its row (its resource listing too while its folders keep their mtimes); others are parsed
 and their rows written in one transaction per call. Without one, everything is parsed.
@@ -18,14 +23,15 @@ Catalog diagnostics (besides the scan's SD202-SD204 and the registry's):
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skilldeck.core.config import Settings, bundled_skills_dir, load_settings
+from skilldeck.core.config import Settings, bundled_skills_dir, config_path, load_settings
 from skilldeck.core.discovery import records
 from skilldeck.core.discovery.catalog import RootSkills, rank
 from skilldeck.core.discovery.frontmatter import parse_file
@@ -36,7 +42,15 @@ from skilldeck.core.model import Catalog, Diagnostic, Severity, Skill, Source
 from skilldeck.core.registry import Registry, root_registry_paths
 from skilldeck.core.store import LocalStore
 
-__all__ = ["Root", "default_roots", "discover"]
+__all__ = [
+    "Root",
+    "RootScan",
+    "default_roots",
+    "discover",
+    "fingerprint",
+    "load_found",
+    "scan_roots",
+]
 
 PROGRESS_EVERY = 500
 """``progress`` is called after every this many skills, and once at the end."""
@@ -123,6 +137,8 @@ def discover(
     profile: str = "default",
     store: LocalStore | None = None,
     progress: Callable[[int], None] | None = None,
+    scanned: list[RootScan] | None = None,
+    scan_diagnostics: Sequence[Diagnostic] = (),
 ) -> Catalog:
     """Scan ``roots``, read every skill, apply governance and resolve name clashes.
 
@@ -135,6 +151,9 @@ def discover(
         profile: Validation profile whose diagnostics go on each skill.
         store: The local store to reuse and update (None: parse everything, keep nothing).
         progress: Called with the number of skills read so far.
+        scanned: The scan of ``roots`` when the caller made it (:func:`scan_roots`, for
+            its :func:`fingerprint`), with the diagnostics it gave.
+        scan_diagnostics: Those diagnostics.
 
     Returns:
         The catalog, skills ordered by source, then root, then path.
@@ -145,17 +164,21 @@ def discover(
     settings = settings or load_settings()
     validate, key = _validator(profile)
     catalog = Catalog(roots=[(r.path, r.source) for r in roots])
-    scanned = _scan(roots, catalog.diagnostics)
+    if scanned is None:
+        scanned = scan_roots(roots, catalog.diagnostics)
+    else:
+        catalog.diagnostics.extend(scan_diagnostics)
     rows = {} if store is None else records.read_rows(store, _keys(scanned))
     loader = _Loader(rows, validate, key, progress)
     groups: list[RootSkills] = []
-    for index, root, root_dir, found in scanned:
-        skills = loader.load_root(root_dir, root.source, found)
+    for group in scanned:
+        found, root_dir = group.found, group.folder
+        skills = loader.load_root(root_dir, group.root.source, found)
         for registry_path in root_registry_paths(Path(root_dir)):
             registry = Registry.load(registry_path)
             catalog.diagnostics.extend(registry.diagnostics)
             registry.apply(skills)
-        groups.append(RootSkills((root.source.rank, index), [f.real_md for f in found], skills))
+        groups.append(RootSkills(group.level, [f.real_md for f in found], skills))
     catalog.skills = rank(groups)
     global_registry = Registry.load(settings.registry_file)
     catalog.diagnostics.extend(global_registry.diagnostics)
@@ -167,9 +190,32 @@ def discover(
     return catalog
 
 
-def _scan(roots: list[Root], diags: list[Diagnostic]) -> list[tuple[int, Root, str, list[Found]]]:
-    """``(index, root, root folder, skills found)`` of each root that has skills."""
-    out: list[tuple[int, Root, str, list[Found]]] = []
+@dataclass(slots=True)
+class RootScan:
+    """What the scan found under one root.
+
+    Attributes:
+        index: The root's position in the roots given.
+        root: The root.
+        folder: Its folder (the parent folder for a root that is a SKILL.md file).
+        found: The SKILL.md files found, in path order.
+    """
+
+    index: int
+    root: Root
+    folder: str
+    found: list[Found]
+
+    @property
+    def level(self) -> tuple[int, int]:
+        """``(source rank, root index)``: a higher level wins (see :mod:`.catalog`)."""
+        return (self.root.source.rank, self.index)
+
+
+def scan_roots(roots: list[Root], diags: list[Diagnostic]) -> list[RootScan]:
+    """Walk every root (the one walk :func:`discover` makes): the roots that have skills,
+    in the order given. Problems go to ``diags``."""
+    out: list[RootScan] = []
     for index, root in enumerate(roots):
         target = os.path.abspath(root.path)
         if os.path.isfile(target):
@@ -182,12 +228,103 @@ def _scan(roots: list[Root], diags: list[Diagnostic]) -> list[tuple[int, Root, s
                 diags.append(Diagnostic("SD201", Severity.WARNING, message, root.path))
             continue
         if found:
-            out.append((index, root, target, found))
+            out.append(RootScan(index, root, target, found))
     return out
 
 
-def _keys(scanned: list[tuple[int, Root, str, list[Found]]]) -> list[str]:
-    return list(dict.fromkeys(f.real_md for _i, _r, _d, found in scanned for f in found))
+def fingerprint(
+    roots: list[Root], scanned: list[RootScan], settings: Settings, profile: str
+) -> str | None:
+    """A digest of everything :func:`discover` reads to make a catalog, from stats alone.
+
+    It covers the roots and their sources, every found SKILL.md (as reached, its real
+    path, ``mtime_ns`` and size, in scan order), the registry files (global and per root)
+    and the configuration file (``mtime_ns``, size, or missing), the profile, and the code
+    versions of the validator and of what turns a stored row into a skill. Equal digests
+    mean discovery would give the same catalog (a skill's resource listing aside: it is
+    checked when the skill itself is loaded). None when a file changed within
+    :data:`records.RACY_NS`: it may change again unseen within one timestamp tick. Fills
+    each :attr:`Found.md_stat` it had to stat.
+
+    Measured on the 10k synthetic catalog: 6-8 ms (no extra stat per skill: the scan's
+    own ``lstat`` is used), after a 38-51 ms walk.
+    """
+    _validate, key = _validator(profile)
+    parts = [f"profile\0{profile}\0{key}"]
+    newest = 0
+    files: list[str | Path] = [settings.registry_file, config_path()]
+    code = _code_files()  # versions only: running code does not change under a scan
+    for root in roots:
+        parts.append(f"root\0{os.path.abspath(root.path)}\0{root.source.value}")
+    for group in scanned:
+        parts.append(f"scan\0{group.index}\0{group.folder}")
+        files.extend(root_registry_paths(Path(group.folder)))
+        for item in group.found:
+            try:
+                st = item.md_stat = item.md_stat or os.stat(item.md_path)
+            except OSError:
+                parts.append(f"{item.md_path}\0{item.real_md}\0-")
+                continue
+            newest = max(newest, st.st_mtime_ns)
+            parts.append(f"{item.md_path}\0{item.real_md}\0{st.st_mtime_ns}\0{st.st_size}")
+    for path in [*files, *code]:
+        try:
+            st = os.stat(path)
+        except OSError:
+            parts.append(f"file\0{path}\0-")
+            continue
+        if path not in code:
+            newest = max(newest, st.st_mtime_ns)
+        parts.append(f"file\0{path}\0{st.st_mtime_ns}\0{st.st_size}")
+    if newest >= time.time_ns() - records.RACY_NS:
+        return None
+    text = "\n".join(parts).encode("utf-8", "surrogateescape")
+    return hashlib.sha256(text).hexdigest()
+
+
+def _code_files() -> list[str]:
+    """The modules whose code decides a skill made from a stored row (its fields, its
+    precedence, its governance): edited, they change the catalog with every file alike."""
+    from skilldeck.core import model, registry
+    from skilldeck.core.discovery import catalog, fields, frontmatter
+
+    return [m.__file__ or "" for m in (model, registry, catalog, fields, frontmatter, records)]
+
+
+def load_found(
+    picks: Sequence[tuple[RootScan, Found]],
+    settings: Settings,
+    *,
+    profile: str = "default",
+    store: LocalStore | None = None,
+) -> list[Skill]:
+    """Just these found SKILL.md files as :func:`discover` gives them: from their store
+    rows when unchanged (else parsed), validated, registries applied; nothing is written.
+
+    Name clashes are not resolved (``shadowed_by`` stays None): meant for winners of a
+    catalog whose :func:`fingerprint` is known, e.g. a one-shot search's results.
+    """
+    validate, key = _validator(profile)
+    reals = list(dict.fromkeys(item.real_md for _group, item in picks))
+    rows = {} if store is None else records.read_rows(store, reals)
+    loader = _Loader(rows, validate, key, None)
+    registries: dict[str, list[Registry]] = {}
+    global_registry = Registry.load(settings.registry_file)
+    out: list[Skill] = []
+    for group, item in picks:
+        skills = loader.load_root(group.folder, group.root.source, [item])
+        if group.folder not in registries:
+            paths = root_registry_paths(Path(group.folder))
+            registries[group.folder] = [Registry.load(p) for p in paths]
+        for registry in registries[group.folder]:
+            registry.apply(skills)
+        global_registry.apply(skills)
+        out.extend(skills)
+    return out
+
+
+def _keys(scanned: list[RootScan]) -> list[str]:
+    return list(dict.fromkeys(f.real_md for group in scanned for f in group.found))
 
 
 class _Loader:

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from skilldeck.core.model import Skill
-from skilldeck.core.search.postings import FieldArrays, sorted_unique, sum_by_key
-from skilldeck.core.search.text import STOPWORDS, headings, stem_word, words
+from skilldeck.core.search.postings import FieldArrays, sorted_unique
+from skilldeck.core.search.text import STOPWORDS, headings, raw_token_bytes, stem_word, words
 
 FIELDS = ("name", "description", "tags", "headings", "body")
 BODY_BYTES = 8192
@@ -155,14 +154,13 @@ class Tokens:
 
     def __init__(self, vocab: dict[str, int]) -> None:
         self.vocab = vocab
-        self.ids: dict[bytes, int] = {}
-        self.ptr = array("q", [0])
+        self.ptr = array("i", [0])
         self.terms = array("i")
         self.surface = array("i")
         self.surface_ids: dict[str, int] = {}
 
     def new(self, raw: bytes) -> int:
-        """Analyse one raw token not seen before; return its id."""
+        """Analyse one raw token not seen before; return its id (0, 1, 2... in call order)."""
         vocab = self.vocab
         for word in words(raw.decode("ascii")):
             if word in STOPWORDS:
@@ -178,94 +176,183 @@ class Tokens:
                 sid = -1
             self.surface.append(sid)
         self.ptr.append(len(self.terms))
-        rid = self.ids[raw] = len(self.ids)
+        return len(self.ptr) - 2
+
+
+class RawIds(dict[bytes, int]):
+    """Raw token -> provisional id, in order of first appearance: a miss (``__missing__``,
+    called by ``dict.__getitem__`` only for unknown tokens) numbers the token and notes the
+    (document, field) slot that met it first, so a hit costs one C-level dict lookup.
+
+    :meth:`settle` then analyses the tokens met since its last call in the order the
+    per-document build used (by slot, then bytes), so term and surface-word ids, and thus
+    every array of the index, stay byte-identical to it (tested).
+    """
+
+    def __init__(self, tokens: Tokens) -> None:
+        super().__init__()
+        self.tokens = tokens
+        self.slot = 0
+        self.raws: list[bytes] = []
+        self.first = array("q")
+        self.canon = array("q")
+        """Provisional id -> the token's id in :attr:`tokens` (for settled tokens)."""
+
+    def __missing__(self, raw: bytes) -> int:
+        rid = self[raw] = len(self.raws)
+        self.raws.append(raw)
+        self.first.append(self.slot)
         return rid
 
-    def ids_of(self, counter: Counter[bytes]) -> list[int]:
-        """Ids of the raw tokens counted in ``counter`` (analysing new ones)."""
-        found = list(map(self.ids.get, counter))
-        if None in found:
-            for raw in sorted(set(counter).difference(self.ids)):
-                self.new(raw)
-            found = list(map(self.ids.get, counter))
-        return found  # type: ignore[return-value]
+    def settle(self) -> NDArray[np.int32]:
+        """Analyse the tokens met since the last call; return provisional -> token id."""
+        r0, r1 = len(self.canon), len(self.raws)
+        if r1 > r0:
+            fresh = self.raws[r0:r1]
+            slots = np.array(self.first[r0:r1], dtype=np.int64)
+            canon = np.empty(r1 - r0, dtype=np.int64)
+            for k in np.lexsort((np.array(fresh, dtype="S"), slots)).tolist():
+                canon[k] = self.tokens.new(fresh[k])
+            self.canon.extend(canon.tolist())
+        return np.array(self.canon, dtype=np.int32)
 
 
 _NONE = np.zeros(0, dtype=np.int32)
 CHUNK_DOCS = 2048
-"""Documents expanded at once by :func:`postings_arrays`. Expanding all of a catalog at once
-kept several int64 temporaries per raw token alive; in chunks of 2048 the build's peak RSS
-at 10k skills went from 334 to 273 MB (catalog of 72 MB included; arrays byte-identical,
-tested with chunks of 7, 2048 and everything)."""
+"""Documents tokenised, then turned into postings, at once by :func:`index_arrays` (a
+(term, document) pair never spans two chunks). Expanding all of a catalog at once kept
+several int64 temporaries per token alive (peak RSS 334 MB at 10k skills, catalog
+included); chunks of 2048 documents measured best (peak 205-225 MB now; 256, 1024 and
+4096 were 10-20 MB worse). Arrays are byte-identical whatever the size (tested: 1, 3,
+2048)."""
 
 
-def postings_arrays(
-    tokens: Tokens,
-    raw_ids: list[array[int]],
-    raw_counts: list[array[int]],
-    per_doc: list[array[int]],
-    n: int,
-) -> tuple[NDArray[np.int32], list[FieldArrays], NDArray[np.int64]]:
-    """Per field (term, doc, tf) postings, lengths and surface-word document frequencies.
+def index_arrays(
+    skills: Sequence[Skill], vocab: dict[str, int], body_bytes: int | None
+) -> tuple[NDArray[np.int32], list[FieldArrays], NDArray[np.int64], dict[str, int]]:
+    """Per field (term, doc, tf) postings, lengths, surface-word document frequencies and
+    surface word -> id, for ``skills`` (``vocab`` receives the terms; bodies are read up to
+    ``body_bytes``, None: not at all).
 
-    Each field's raw tokens (ids into ``tokens``, with counts, document after document)
-    are expanded to their term ids and summed per (term, document), vectorised over
-    :data:`CHUNK_DOCS` documents at a time (a pair never spans two chunks).
+    Each field's text becomes raw tokens (:func:`raw_token_bytes`) looked up in one
+    :class:`RawIds` dict (a C-level hit, ~90 ns a token), and a chunk's (term, document)
+    keys are counted with one numpy sort. Measured at 10k skills (/tmp/c10k, 4.3M tokens,
+    3.4M distinct (document, token) pairs, so a per-document ``Counter`` saved only 20% of
+    the expansion): the per-document ``Counter`` + id lists + ``array.extend`` it replaces
+    took 1.3 s, this ~0.75 s; whole ``SearchIndex.build`` 3.5 -> 2.3 s (medians of five
+    interleaved runs on a loaded 2-core machine), arrays byte-identical.
     """
-    stride = np.int64(max(n, 1))
+    n = len(skills)
+    tokens = Tokens(vocab)
+    raw = RawIds(tokens)
     doc_len = np.zeros((len(FIELDS), n), dtype=np.int32)
-    bounds = []
-    for f in range(len(FIELDS)):
-        starts = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.frombuffer(per_doc[f], dtype=np.int32), out=starts[1:])
-        bounds.append(starts)
     parts: list[list[FieldArrays]] = [[] for _ in FIELDS]
-    surface_df = np.zeros(len(tokens.surface_ids), dtype=np.int64)
+    stride = np.int64(max(n, 1))
+    surface_counts: list[NDArray[np.int64]] = []
     for lo in range(0, n, CHUNK_DOCS):
         hi = min(n, lo + CHUNK_DOCS)
+        ids, lens = _tokenise(skills, lo, hi, raw, body_bytes)
+        canon = raw.settle()
         surface_keys: list[NDArray[np.int64]] = []
         for f in range(len(FIELDS)):
-            a, b = int(bounds[f][lo]), int(bounds[f][hi])
-            per = np.diff(bounds[f][lo : hi + 1])
-            docs = np.repeat(np.arange(lo, hi, dtype=np.int64), per)
-            terms, surface = _expand(tokens, np.frombuffer(raw_ids[f], dtype=np.int32)[a:b])
-            counts = np.frombuffer(raw_counts[f], dtype=np.int32)[a:b]
-            doc_of, count_of = docs[terms[1]], counts[terms[1]]
-            pairs, tf = sum_by_key(terms[0].astype(np.int64) * stride + doc_of, count_of)
-            doc_len[f, lo:hi] = np.bincount(doc_of - lo, weights=count_of, minlength=hi - lo)
-            parts[f].append(
-                (
-                    (pairs // stride).astype(np.int32),
-                    (pairs % stride).astype(np.int32),
-                    tf.astype(np.int32),
-                )
-            )
-            has = surface >= 0
-            surface_keys.append(surface[has].astype(np.int64) * stride + doc_of[has])
-            del pairs, tf, doc_of, count_of, surface, has
+            rid = canon[np.array(ids[f], dtype=np.int32)]
+            ids[f] = []
+            docs = np.repeat(np.arange(lo, hi, dtype=np.int32), np.array(lens[f], dtype=np.int32))
+            field, surface = _chunk_postings(tokens, rid, docs, n)
+            del rid, docs
+            parts[f].append(field)
+            doc_len[f, lo:hi] = np.bincount(field[1] - lo, weights=field[2], minlength=hi - lo)
+            surface_keys.append(surface)
         keys = sorted_unique(np.concatenate(surface_keys))
-        surface_df += np.bincount(keys // stride, minlength=len(surface_df))
+        surface_counts.append(np.bincount(keys // stride).astype(np.int64))
+    surface_df = np.zeros(len(tokens.surface_ids), dtype=np.int64)
+    for counts in surface_counts:
+        surface_df[: len(counts)] += counts
     fields: list[FieldArrays] = []
     for f in range(len(FIELDS)):  # one field's chunks at a time, freed once joined
         chunks, parts[f] = parts[f] or [(_NONE, _NONE, _NONE)], []
         fields.append(tuple(np.concatenate([c[i] for c in chunks]) for i in range(3)))  # type: ignore[arg-type]
         del chunks
-    return doc_len, fields, surface_df
+    return doc_len, fields, surface_df, fresh_keys(tokens.surface_ids)
+
+
+def _tokenise(
+    skills: Sequence[Skill], lo: int, hi: int, raw: RawIds, body_bytes: int | None
+) -> tuple[list[list[int]], list[list[int]]]:
+    """Provisional raw token ids of each field of documents ``lo..hi``, one flat list per
+    field, and each document's token count per field."""
+    get = raw.__getitem__
+    ids: list[list[int]] = [[] for _ in FIELDS]
+    lens: list[list[int]] = [[] for _ in FIELDS]
+    width = len(FIELDS)
+    for doc in range(lo, hi):
+        skill = skills[doc]
+        body = read_body(skill, body_bytes) if body_bytes is not None else ""
+        for f, text in enumerate(field_texts(skill, body)):
+            raw.slot = doc * width + f
+            found = raw_token_bytes(text)
+            ids[f].extend(map(get, found))
+            lens[f].append(len(found))
+    return ids, lens
+
+
+def _chunk_postings(
+    tokens: Tokens, rid: NDArray[np.int32], docs: NDArray[np.int32], n: int
+) -> tuple[FieldArrays, NDArray[np.int64]]:
+    """One field of one chunk: tokens ``rid`` (token ids) of documents ``docs`` as sorted
+    (term, doc, tf) postings, and the distinct surface-word keys ``surface id * n + doc``.
+
+    Per-token temporaries are int32 and made in place where possible (a chunk's body
+    holds ~0.9M tokens at 10k skills)."""
+    stride = np.int64(max(n, 1))
+    terms, source, surface = _expand(tokens, rid)
+    doc_of = docs[source]
+    del source
+    key = terms.astype(np.int64)
+    del terms
+    key *= stride
+    key += doc_of
+    key.sort()
+    if len(key):
+        fresh = np.empty(len(key), dtype=bool)
+        fresh[0] = True
+        np.not_equal(key[1:], key[:-1], out=fresh[1:])
+        starts = np.flatnonzero(fresh)
+        del fresh
+        tf = np.diff(starts, append=len(key)).astype(np.int32)
+        key = key[starts]
+        del starts
+    else:
+        tf = _NONE
+    has = surface >= 0
+    skeys = surface[has].astype(np.int64)
+    skeys *= stride
+    skeys += doc_of[has]
+    del has, surface, doc_of
+    term_ids, doc_ids = np.divmod(key, stride)
+    return (term_ids.astype(np.int32), doc_ids.astype(np.int32), tf), sorted_unique(skeys)
 
 
 def _expand(
     tokens: Tokens, rid: NDArray[np.int32]
-) -> tuple[tuple[NDArray[np.int32], NDArray[np.intp]], NDArray[np.int32]]:
-    """Raw tokens ``rid`` expanded to their words: ((term ids, raw token position of
-    each), surface word ids (-1: none))."""
-    ptr = np.frombuffer(tokens.ptr, dtype=np.int64)
-    lens = ptr[1:][rid] - ptr[:-1][rid]
-    source = np.repeat(np.arange(len(rid)), lens)
-    starts = np.cumsum(lens) - lens
-    flat = ptr[:-1][rid][source] + (np.arange(len(source)) - starts[source])
+) -> tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]]:
+    """Raw tokens ``rid`` expanded to their words: term ids, the position in ``rid`` of
+    each, surface word ids (-1: none)."""
+    ptr = np.frombuffer(tokens.ptr, dtype=np.int32)
+    first = ptr[rid]
+    lens = ptr[rid + 1]
+    lens -= first
+    source = np.repeat(np.arange(len(rid), dtype=np.int32), lens)
+    starts = np.cumsum(lens, dtype=np.int32)
+    starts -= lens
+    del lens
+    flat = np.arange(len(source), dtype=np.int32)
+    flat -= starts[source]
+    flat += first[source]
+    del first, starts
     terms = np.frombuffer(tokens.terms, dtype=np.int32)[flat]
     surface = np.frombuffer(tokens.surface, dtype=np.int32)[flat]
-    return (terms, source), surface
+    return terms, source, surface
 
 
 def fresh_keys(mapping: dict[str, int]) -> dict[str, int]:

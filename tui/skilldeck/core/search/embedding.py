@@ -5,7 +5,7 @@ its on-disk cache): turning it on, keeping it current, and scoring a query with 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ SEM_LOW, SEM_HIGH = 0.1, 0.6
 class EmbeddingSignal:
     """Mixin of :class:`~skilldeck.core.search.index.SearchIndex`: the embedding signal."""
 
-    skills: list[Skill]
+    skills: Sequence[Skill]
     postings: FieldPostings
     semantic_field_weights: dict[str, float]
     semantic_error: str | None

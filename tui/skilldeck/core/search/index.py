@@ -28,7 +28,6 @@ applied on top: they rank a skill first.
 from __future__ import annotations
 
 import time
-from array import array
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -46,12 +45,12 @@ from skilldeck.core.search.analysis import (
     FIELDS,
     ParsedQuery,
     SurfaceWords,
-    Tokens,
     body_bytes_for,
     field_texts,
     fresh_keys,
-    postings_arrays,
+    index_arrays,
     read_body,
+    required_tools,
 )
 from skilldeck.core.search.embedding import EmbeddingSignal
 from skilldeck.core.search.names import NameTables, name_prefix
@@ -63,7 +62,7 @@ from skilldeck.core.search.results import (
     SearchResult,
     agent_search,
 )
-from skilldeck.core.search.text import RAW_TOKEN, STOPWORDS, normalize, raw_token_bytes, stem, words
+from skilldeck.core.search.text import RAW_TOKEN, STOPWORDS, normalize, stem, words
 from skilldeck.core.search.triggers import TriggerTable, mentioned_names
 
 if TYPE_CHECKING:
@@ -117,11 +116,23 @@ class SearchIndex(EmbeddingSignal):
     """Search over a fixed list of skills; see the module docstring for the ranking.
 
     Build with :meth:`build`; keep it current with :meth:`update` and :meth:`remove`.
+
+    Ranking reads only the per-document columns :attr:`names`, :attr:`doc_paths`,
+    :attr:`needs`, :attr:`priority` and the trigger table, never :attr:`skills` (a
+    one-shot search loads the skill objects of its results only: see
+    :func:`~skilldeck.core.search.persist.load_saved`).
     """
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
-        self.skills: list[Skill] = []
+        self.skills: Sequence[Skill] = []
+        """The documents; results reference these objects."""
+        self.names: list[str] = []
+        """Each document's skill name."""
+        self.doc_paths: list[str] = []
+        """Each document's SKILL.md path, as text."""
+        self.needs: list[tuple[str, ...]] = []
+        """Each document's required tools (:func:`~.analysis.required_tools`)."""
         self.vocab: dict[str, int] = {}
         self.field_weights: dict[str, float] = dict(FIELD_WEIGHTS)
         self.semantic_field_weights: dict[str, float] = dict(SEMANTIC_FIELD_WEIGHTS)
@@ -194,30 +205,14 @@ class SearchIndex(EmbeddingSignal):
         index.bodies = bodies
         n = len(skills)
         index.body_bytes = body_bytes_for(n)
-        tokens = Tokens(index.vocab)
-        raw_ids = [array("i") for _ in FIELDS]
-        raw_counts = [array("i") for _ in FIELDS]
-        per_doc = [array("i") for _ in FIELDS]
-        for skill in skills:
-            body = read_body(skill, index.body_bytes) if bodies else ""
-            for f, text in enumerate(field_texts(skill, body)):
-                counter = Counter(raw_token_bytes(text))
-                raw_ids[f].extend(tokens.ids_of(counter))
-                raw_counts[f].extend(counter.values())
-                per_doc[f].append(len(counter))
-        del tokens.ids
+        body_bytes = index.body_bytes if bodies else None
+        doc_len, fields, surface_df, surface_ids = index_arrays(skills, index.vocab, body_bytes)
         # long-lived Python objects are made after the loop, packed together, so that
         # the loop's garbage frees whole arenas (the index otherwise keeps ~1.5x its RSS)
         index.vocab = fresh_keys(index.vocab)
-        for skill in skills:
-            index._register(skill)
-            index.skills.append(skill)
-        doc_len, fields, surface_df = postings_arrays(tokens, raw_ids, raw_counts, per_doc, n)
-        del raw_ids, raw_counts, per_doc
+        index.skills = [index._register(skill) for skill in skills]
         index.postings = FieldPostings(fields, doc_len, len(index.vocab), index._weight_vector())
         del fields
-        surface_ids = fresh_keys(tokens.surface_ids)
-        del tokens
         index.surface_df = SurfaceWords({w: int(surface_df[i]) for w, i in surface_ids.items()})
         del surface_ids
         index.priority = np.array([s.priority for s in index.skills], dtype=np.int64)
@@ -254,14 +249,34 @@ class SearchIndex(EmbeddingSignal):
         The postings must already describe these documents in this order (used when an
         index is loaded from the store).
         """
-        self.skills = []
+        self.names, self.doc_paths, self.needs = [], [], []
         self.triggers = TriggerTable()
         self._embed_texts = []
         self._doc_of_path = None
-        for skill in skills:
-            self._register(skill)
-            self.skills.append(skill)
+        self.skills = [self._register(skill) for skill in skills]
         self.priority = np.array([s.priority for s in self.skills], dtype=np.int64)
+        self._invalidate()
+
+    def attach_columns(
+        self,
+        skills: Sequence[Skill],
+        names: list[str],
+        paths: list[str],
+        needs: list[tuple[str, ...]],
+        priority: NDArray[np.int64],
+        triggers: TriggerTable,
+    ) -> None:
+        """Take ``skills`` as the documents with their columns given, not read from them
+        (a saved index: ``skills`` may load its items on first access).
+
+        The postings and every column must describe the same documents in this order.
+        """
+        self.skills = skills
+        self.names, self.doc_paths, self.needs = names, paths, needs
+        self.priority = priority
+        self.triggers = triggers
+        self._embed_texts = []
+        self._doc_of_path = None
         self._invalidate()
 
     def reindex(
@@ -291,8 +306,12 @@ class SearchIndex(EmbeddingSignal):
 
         return save(self, store, key)
 
-    def _register(self, skill: Skill) -> None:
-        doc = len(self.skills)
+    def _register(self, skill: Skill) -> Skill:
+        """Add ``skill``'s columns and triggers as the next document; returns it."""
+        doc = len(self.names)
+        self.names.append(skill.name)
+        self.doc_paths.append(str(skill.path))
+        self.needs.append(required_tools(skill) if skill.tools else ())
         if self._doc_of_path is not None:
             self._doc_of_path[skill.path] = doc
         trig = skill.triggers
@@ -300,6 +319,7 @@ class SearchIndex(EmbeddingSignal):
             self.triggers.add(doc, trig.keywords, trig.verbs, trig.patterns)
         if self._embedder is not None:
             self._embed_texts.append(self._embed_text(skill))
+        return skill
 
     def normalized_names(self, docs: Sequence[int]) -> list[str]:
         """Normalised names of ``docs`` (for the name signal), memoised per document: a
@@ -309,7 +329,7 @@ class SearchIndex(EmbeddingSignal):
         for doc in docs:
             name = cache.get(doc)
             if name is None:
-                name = cache[doc] = normalize(self.skills[doc].name)
+                name = cache[doc] = normalize(self.names[doc])
             out.append(name)
         return out
 
@@ -349,17 +369,20 @@ class SearchIndex(EmbeddingSignal):
         n = len(self.skills)
         doc = n if old is None else old
         per_field, seen = self._analyse(skill)
+        skills = list(self.skills)
         if old is None:
-            self._register(skill)
-            self.skills.append(skill)
+            skills.append(self._register(skill))
         else:
-            self.skills[old] = skill
+            skills[old] = skill
+            self.names[old], self.doc_paths[old] = skill.name, str(skill.path)
+            self.needs[old] = required_tools(skill)
             self.triggers.remove(old)
             trig = skill.triggers
             if trig:
                 self.triggers.add(old, trig.keywords, trig.verbs, trig.patterns)
             if self._embedder is not None:
                 self._embed_texts[old] = self._embed_text(skill)
+        self.skills = skills
         remap = np.arange(n, dtype=np.int32)
         if old is not None:
             remap[old] = -1
@@ -381,6 +404,9 @@ class SearchIndex(EmbeddingSignal):
         keep = [i for i in range(n) if i != doc]
         mapping = {old: new for new, old in enumerate(keep)}
         self.skills = [self.skills[i] for i in keep]
+        self.names = [self.names[i] for i in keep]
+        self.doc_paths = [self.doc_paths[i] for i in keep]
+        self.needs = [self.needs[i] for i in keep]
         if self._embed_texts:
             self._embed_texts = [self._embed_texts[i] for i in keep]
         self._doc_of_path = None
@@ -450,7 +476,7 @@ class SearchIndex(EmbeddingSignal):
         if not names:
             return set()
         # a scan (2 ms at 100k) beats building the name order a one-shot search never uses
-        return {doc for doc, skill in enumerate(self.skills) if skill.name.lower() in names}
+        return {doc for doc, name in enumerate(self.names) if name.lower() in names}
 
     def search(
         self,
@@ -478,7 +504,7 @@ class SearchIndex(EmbeddingSignal):
         short = query.strip().lower()
         if len(short) <= SHORT_QUERY and short.isalnum():
             if self._names is None:
-                self._names = NameTables(self.skills)
+                self._names = NameTables(self.names, self.doc_paths)
             by_name = name_prefix(self.skills, self._names, query, short, limit, threshold, started)
             if by_name.results:
                 return by_name

@@ -29,9 +29,8 @@ class NameTables:
             starting with it.
     """
 
-    def __init__(self, skills: Sequence[Skill]) -> None:
-        lower = [s.name.lower() for s in skills]
-        paths = [str(s.path) for s in skills]
+    def __init__(self, names: Sequence[str], paths: Sequence[str]) -> None:
+        lower = [name.lower() for name in names]
         order = sorted(range(len(lower)), key=lambda d: (lower[d], paths[d]))
         self.order: NDArray[np.int32] = np.array(order, dtype=np.int32)
         first: dict[str, tuple[int, int]] = {}

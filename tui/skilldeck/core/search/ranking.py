@@ -18,8 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 from rapidfuzz import fuzz, process
 
-from skilldeck.core.model import Skill
-from skilldeck.core.search.analysis import FIELDS, ParsedQuery, required_tools
+from skilldeck.core.search.analysis import FIELDS, ParsedQuery
 from skilldeck.core.search.results import CLUSTER_GAP, SearchResult
 from skilldeck.core.search.text import normalize
 
@@ -221,13 +220,13 @@ def _order(
     """Kept candidates best first: mentions, triggers, score (4 decimals), priority,
     required tools available, then name; and each kept document's tool completeness."""
     docs = sig.cand[keep]
-    complete = _complete(index.skills, available_tools, docs)
+    complete = _complete(index.needs, available_tools, docs)
     is_mentioned = np.isin(docs, np.fromiter(sig.mentioned, dtype=np.int64))
     is_fired = np.isin(docs, np.fromiter(sig.fired, dtype=np.int64))
     ranked = keep[
         np.lexsort(
             (
-                _name_order(index.skills, docs),
+                _name_order(index.names, index.doc_paths, docs),
                 ~complete,
                 -index.priority[docs],
                 -np.round(final[keep], 4),
@@ -240,21 +239,23 @@ def _order(
 
 
 def _complete(
-    skills: Sequence[Skill], available: set[str] | None, docs: NDArray[np.int64]
+    needs: Sequence[tuple[str, ...]], available: set[str] | None, docs: NDArray[np.int64]
 ) -> NDArray[np.bool_]:
     if available is None:
         return np.ones(len(docs), dtype=bool)
     lowered = {a.lower() for a in available}
     return np.array(
-        [all(t.lower() in lowered for t in required_tools(skills[d])) for d in docs.tolist()],
+        [all(t.lower() in lowered for t in needs[d]) for d in docs.tolist()],
         dtype=bool,
     )
 
 
-def _name_order(skills: Sequence[Skill], docs: NDArray[np.int64]) -> NDArray[np.int64]:
+def _name_order(
+    names: Sequence[str], paths: Sequence[str], docs: NDArray[np.int64]
+) -> NDArray[np.int64]:
     """Each of ``docs``' rank by (lower-cased name, path) among them: the last tie-breaker.
     Only the kept few are sorted, so a loaded index needs no catalog-wide name order."""
-    keys = [(skills[d].name.lower(), str(skills[d].path)) for d in docs.tolist()]
+    keys = [(names[d].lower(), paths[d]) for d in docs.tolist()]
     rank = np.empty(len(keys), dtype=np.int64)
     rank[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(len(keys))
     return rank
@@ -291,7 +292,7 @@ def explain(
         if doc in fired:
             matched["triggers"] = fired[doc]
         if doc in mentioned:
-            matched["mention"] = [index.skills[doc].name]
+            matched["mention"] = [index.names[doc]]
         skill = index.skills[doc]
         results.append(SearchResult(skill, score, score >= threshold, signals, matched))
     return results

@@ -12,6 +12,8 @@ Stages (each blocking; the TUI runs them in a thread worker):
 * :meth:`Workspace.tools` loads the tool registry and checks every skill's tools.
 * :meth:`Workspace.refresh` / :meth:`Workspace.refresh_if_changed` discover again and
   bring the later stages up to date for what changed.
+* :meth:`Workspace.search_once` (a command that searches and exits) skips all of that
+  when the store proves the catalog unchanged (:mod:`~skilldeck.core.workspace.oneshot`).
 
 Beside it: :mod:`~skilldeck.core.workspace.lint_store` (lint findings kept in the local
 store), :mod:`~skilldeck.core.workspace.watch` (what to stat to see a change) and
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
     from skilldeck.core.search import SearchIndex, SearchResponse
     from skilldeck.core.store import LocalStore
     from skilldeck.core.tools import ToolAvailability, ToolRegistry
+    from skilldeck.core.workspace.oneshot import Scanned
 
 __all__ = ["FULL_RELINT_MAX", "Hit", "Ranked", "Scope", "Workspace", "sort_key"]
 
@@ -81,6 +84,8 @@ class Workspace:
         availability: Tool availability keyed by SKILL.md path (after :meth:`tools`).
         tool_findings: Tool diagnostics (ST codes) keyed by SKILL.md path.
         generation: Bumped by every discovery (indexes of an older one are stale).
+        fingerprint: The catalog's :func:`~skilldeck.core.discovery.fingerprint` (None
+            before discovery or when a file had just changed), saved with its indexes.
         lock: Held while state is swapped in and while an index is searched.
     """
 
@@ -111,6 +116,8 @@ class Workspace:
         self.availability: dict[Path, ToolAvailability] = {}
         self.tool_findings: dict[Path, list[Diagnostic]] = {}
         self.generation = 0
+        self.fingerprint: str | None = None
+        self._oneshot: dict[Scope, SearchIndex] = {}
         self._roots: list[Root] | None = None
         self._registry: ToolRegistry | None = None
         self._indexes: dict[Scope, tuple[int, SearchIndex]] = {}
@@ -155,15 +162,26 @@ class Workspace:
 
     # ------------------------------------------------------------------ stages
 
-    def discover(self, progress: Callable[[int], None] | None = None) -> Catalog:
+    def discover(
+        self, progress: Callable[[int], None] | None = None, *, walked: Scanned | None = None
+    ) -> Catalog:
         """Scan the roots (default roots are looked up again) and parse what changed
-        (blocking); returns the new catalog."""
+        (blocking); returns the new catalog. ``walked``: a walk of the current roots just
+        made (:func:`~skilldeck.core.workspace.oneshot.scan`), not to be made again."""
         from skilldeck.core.discovery import discover
+        from skilldeck.core.workspace.oneshot import scan
 
-        if not self.explicit_roots:
+        if not self.explicit_roots and walked is None:
             self._roots = None
+        walked = walked or scan(self)
         catalog = discover(
-            self.roots(), self.settings, profile=self.profile, store=self.store, progress=progress
+            walked.roots,
+            self.settings,
+            profile=self.profile,
+            store=self.store,
+            progress=progress,
+            scanned=walked.groups,
+            scan_diagnostics=walked.diagnostics,
         )
         files = [self.settings.registry_file, self.settings.tools_path]
         watch = baseline(catalog, files) if self.watch else {}
@@ -175,6 +193,7 @@ class Workspace:
             self._by_name = {s.name: s for s in active}
             self._visible = [s for s in active if s.visible_to_models]
             self._watch = watch
+            self.fingerprint = walked.fingerprint
             self.generation += 1
         return catalog
 
@@ -213,19 +232,24 @@ class Workspace:
                 if held is not None and held[0] == self.generation:
                     return held[1]
                 generation, skills = self.generation, self.skills_in(scope)
+                fingerprint = self.fingerprint
             semantic = held is not None and bool(held[1].semantic)
-            index = self._load_index(skills, scope, semantic)
+            index = self._load_index(skills, scope, semantic, fingerprint)
             with self.lock:
                 if self.generation == generation:
                     self._indexes[scope] = (generation, index)
             return index
 
-    def _load_index(self, skills: list[Skill], scope: Scope, semantic: bool) -> SearchIndex:
+    def _load_index(
+        self, skills: list[Skill], scope: Scope, semantic: bool, fingerprint: str | None
+    ) -> SearchIndex:
         """The persisted index over ``skills``, updated for what changed."""
         from skilldeck.core.search.persist import load_or_build
 
         key = self.index_key(scope)
-        return load_or_build(skills, self.store, key, self.settings, semantic=semantic)
+        return load_or_build(
+            skills, self.store, key, self.settings, semantic=semantic, fingerprint=fingerprint
+        )
 
     def has_index(self, scope: Scope = "all") -> bool:
         """Whether :meth:`index` has run for ``scope``."""
@@ -418,6 +442,39 @@ class Workspace:
         index = self.index(scope)
         with self.lock:
             return index.search(query, limit=limit, explain=explain, available_tools=tools)
+
+    def search_once(
+        self,
+        query: str,
+        limit: int,
+        *,
+        scope: Scope = "active",
+        explain: bool = False,
+        tools: set[str] | None = None,
+        agent: bool = False,
+        semantic: bool = False,
+    ) -> SearchResponse:
+        """A search for a command that searches and exits: the same answer as
+        :meth:`search` (or :meth:`agent_search` with ``agent``) without building the
+        catalog when the store proves it unchanged (:meth:`quick_index`)."""
+        from skilldeck.core.search import agent_search
+
+        index = self.quick_index(scope, semantic=semantic)
+        if agent:
+            return agent_search(index, query, limit, self.settings, available_tools=tools)
+        return index.search(query, limit=limit, explain=explain, available_tools=tools)
+
+    def quick_index(self, scope: Scope = "active", *, semantic: bool = False) -> SearchIndex:
+        """The index of ``scope`` for one-shot searches (kept for the next queries): the
+        saved one when the store proves the catalog unchanged and this workspace has not
+        discovered yet, else :meth:`discover` (once) then :meth:`index` (see
+        :func:`~skilldeck.core.workspace.oneshot.quick_index`)."""
+        from skilldeck.core.workspace.oneshot import quick_index
+
+        index = self._oneshot.get(scope)
+        if index is None:
+            index = self._oneshot[scope] = quick_index(self, scope, semantic)
+        return index
 
     def agent_search(
         self, query: str, limit: int, *, scope: Scope = "visible", tools: set[str] | None = None
