@@ -64,6 +64,7 @@ class SkilldeckApp(App[int]):
         ),
         Binding("ctrl+t", "toggle_theme", "Light/dark", show=False, id="app.toggle-theme"),
         Binding("ctrl+r", "rescan", "Rescan", show=False, id="app.rescan"),
+        Binding("f8", "updates", "Updates", show=False, id="app.updates"),
     ]
 
     catalog_version: reactive[int] = reactive(0)
@@ -283,7 +284,11 @@ class SkilldeckApp(App[int]):
         return self._store
 
     def _poll_store(self) -> None:
-        if self._store is None and not self.settings.sessions_db.exists():
+        if (
+            self._store is None
+            and not self.settings.sessions_url
+            and not self.settings.sessions_db.exists()
+        ):
             return
         self._check_store()
 
@@ -367,6 +372,13 @@ class SkilldeckApp(App[int]):
 
         if not isinstance(self.screen, SessionsScreen):
             self.push_screen(SessionsScreen())
+
+    def action_updates(self) -> None:
+        """Open the updates screen (installed skills, review and approve updates)."""
+        from skilldeck.app.screens.updates_screen import UpdatesScreen
+
+        if not isinstance(self.screen, UpdatesScreen):
+            self.push_screen(UpdatesScreen(self.workspace))
 
     def action_toggle_theme(self) -> None:
         """Switch between the light and dark themes."""

@@ -29,6 +29,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("e", "enable / disable the skill in the governance registry"),
     ("v", "review mode: every finding of every skill, grouped"),
     ("s", "sessions: pick or create, approve / deny tools, policy mode"),
+    ("F8", "updates: installed skills, fetch, diff and new findings, approve / reject"),
     (
         "F2 F3 F4 F5 F6 F7",
         "raw, explain, review, sessions, load, en/disable: also from the search box",

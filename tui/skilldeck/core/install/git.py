@@ -1,0 +1,194 @@
+"""Real ``git`` through a subprocess: no shell, no hooks, no prompts, bounded in time.
+
+Every call runs ``git -c core.hooksPath=/dev/null -c core.fsmonitor=false …`` with
+``GIT_TERMINAL_PROMPT=0``, so a repository can neither run code on this machine nor wait
+for a password. Submodules are never fetched. Only :func:`fetch_source` and
+:func:`remote_commit` touch the network.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from skilldeck.core.errors import ErrorCode, SkilldeckError
+
+GIT_TIMEOUT = 300.0
+"""Seconds a clone or fetch may take."""
+_SAFE = (
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "protocol.file.allow=always",
+    "-c",
+    "protocol.ext.allow=never",
+    "-c",
+    "submodule.recurse=false",
+    "-c",
+    "advice.detachedHead=false",
+)
+_URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
+_SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """A source brought onto this machine.
+
+    Attributes:
+        path: The working tree (or the local folder itself when it is not a repository).
+        commit: The checked-out commit SHA (None for a plain folder).
+    """
+
+    path: Path
+    commit: str | None
+
+
+def git_available() -> bool:
+    """True when a ``git`` executable is on the PATH."""
+    return shutil.which("git") is not None
+
+
+def is_url(source: str) -> bool:
+    """True for ``https://…``, ``ssh://…``, ``file://…`` and ``user@host:path`` sources."""
+    return bool(_URL.match(source))
+
+
+def is_sha(ref: str) -> bool:
+    """True when ``ref`` is a full commit SHA (a pin that never moves)."""
+    return bool(_SHA.match(ref))
+
+
+def run_git(args: list[str], cwd: Path | None = None, timeout: float = GIT_TIMEOUT) -> str:
+    """Run ``git ARGS`` safely and return its standard output.
+
+    Raises:
+        SkilldeckError: EXECUTION_ERROR when git is missing, fails or times out.
+    """
+    exe = shutil.which("git")
+    if exe is None:
+        raise SkilldeckError(ErrorCode.EXECUTION_ERROR, "git is not installed (needed here)")
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="", SSH_ASKPASS="")
+    env["GIT_SSH_COMMAND"] = env.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    try:
+        done = subprocess.run(
+            [exe, *_SAFE, *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise SkilldeckError(
+            ErrorCode.EXECUTION_ERROR, f"git {args[0]} took longer than {timeout:.0f}s"
+        ) from exc
+    except OSError as exc:
+        raise SkilldeckError(ErrorCode.EXECUTION_ERROR, f"cannot run git: {exc}") from exc
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise SkilldeckError(ErrorCode.EXECUTION_ERROR, f"git {args[0]} failed: {tail}")
+    return done.stdout
+
+
+def check_argument(value: str, what: str) -> None:
+    """Refuse a value git would take for an option (``-u…``) or that holds a control
+    character.
+
+    Raises:
+        SkilldeckError: INVALID_PARAM.
+    """
+    if not value or value.startswith("-") or any(ord(c) < 32 for c in value):
+        raise SkilldeckError(ErrorCode.INVALID_PARAM, f"{what} {value!r} is not usable")
+
+
+def _local_repo(source: str) -> bool:
+    path = Path(source).expanduser()
+    return path.is_dir() and (path / ".git").exists()
+
+
+def fetch_source(source: str, ref: str | None, dest: Path) -> Fetched:
+    """Bring ``source`` at ``ref`` into ``dest`` (an empty folder) and say which commit.
+
+    A URL or a local repository is cloned (all refs, no submodules, no hooks) and ``ref``
+    (a branch, tag or SHA; default the remote HEAD) checked out detached. A local folder
+    that is not a repository is used in place, with no commit.
+
+    Raises:
+        SkilldeckError: NOT_FOUND for a missing local source, EXECUTION_ERROR when git fails,
+            INVALID_PARAM for a source or ref that git would read as an option.
+    """
+    check_argument(source, "source")
+    if ref:
+        check_argument(ref, "--ref")
+    if not is_url(source) and not _local_repo(source):
+        path = Path(source).expanduser()
+        if not path.is_dir():
+            raise SkilldeckError(ErrorCode.NOT_FOUND, f"{source}: no such repository or folder")
+        if ref:
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM, f"{source} is not a git repository: --ref cannot apply"
+            )
+        return Fetched(path.resolve(), None)
+    where = source if is_url(source) else str(Path(source).expanduser().resolve())
+    run_git(
+        ["clone", "--quiet", "--no-checkout", "--no-recurse-submodules", "--", where, str(dest)]
+    )
+    target = ref or "HEAD"
+    if ref and not is_sha(ref):
+        for candidate in (f"origin/{ref}", f"refs/tags/{ref}", ref):
+            try:
+                run_git(["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], dest)
+            except SkilldeckError:
+                continue
+            target = candidate
+            break
+        else:
+            raise SkilldeckError(ErrorCode.NOT_FOUND, f"{source}: no branch, tag or commit {ref!r}")
+    try:
+        run_git(["checkout", "--quiet", "--detach", target], dest)
+    except SkilldeckError as exc:
+        raise SkilldeckError(ErrorCode.NOT_FOUND, f"{source}: cannot check out {ref!r}") from exc
+    commit = run_git(["rev-parse", "HEAD"], dest).strip()
+    return Fetched(dest, commit)
+
+
+def remote_commit(source: str, ref: str | None) -> str | None:
+    """The commit ``ref`` (default HEAD) points at in ``source`` now (``git ls-remote``).
+
+    Returns None for a SHA pin (it never moves) and for a plain folder.
+    """
+    if ref and is_sha(ref):
+        return None
+    check_argument(source, "source")
+    if ref:
+        check_argument(ref, "ref")
+    if not is_url(source) and not _local_repo(source):
+        return None
+    where = source if is_url(source) else str(Path(source).expanduser().resolve())
+    out = run_git(["ls-remote", where, ref or "HEAD"], timeout=60.0)
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        sha, _, name = line.partition("\t")
+        found[name] = sha
+    for name in (
+        f"refs/tags/{ref}^{{}}",
+        f"refs/tags/{ref}",
+        f"refs/heads/{ref}",
+        "HEAD",
+        ref or "",
+    ):
+        if name in found:
+            return found[name]
+    if len(found) == 1:
+        return next(iter(found.values()))
+    raise SkilldeckError(ErrorCode.NOT_FOUND, f"{source}: no branch or tag {ref!r}")

@@ -1,0 +1,296 @@
+"""The install operations every face shares: add, check, update, remove.
+
+Each operation fetches with :mod:`~skilldeck.core.install.git` into a temporary folder,
+judges with :mod:`~skilldeck.core.install.review` and writes with
+:mod:`~skilldeck.core.install.apply`; nothing here prompts or prints.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.install.apply import install_folder
+from skilldeck.core.install.git import Fetched, fetch_source, remote_commit
+from skilldeck.core.install.lock import LockEntry, Lockfile, tree_hash
+from skilldeck.core.install.review import (
+    FileChange,
+    Finding,
+    SkillReview,
+    diff_trees,
+    find_skill_folders,
+    finding_delta,
+    review_skill,
+)
+
+if TYPE_CHECKING:
+    from skilldeck.core.tools import ToolRegistry
+
+STATES = ("ok", "modified", "missing", "outdated")
+
+
+def target_root(to: str | None, cwd: Path | None = None) -> Path:
+    """The skills folder for ``--to``: ``user`` (``~/.agents/skills``), ``project``
+    (``./.agents/skills``) or a folder. Default: the project folder when it has a lockfile
+    (``./.agents/skills-lock.toml``), else the user folder."""
+    here = cwd or Path.cwd()
+    project = here / ".agents" / "skills"
+    if to is None:
+        to = "project" if (here / ".agents" / "skills-lock.toml").is_file() else "user"
+    if to == "user":
+        return Path.home() / ".agents" / "skills"
+    if to == "project":
+        return project
+    return (here / Path(to).expanduser()).resolve()
+
+
+@contextmanager
+def fetched(source: str, ref: str | None) -> Iterator[Fetched]:
+    """``source`` at ``ref`` in a temporary folder, removed on exit."""
+    tmp = Path(tempfile.mkdtemp(prefix="skilldeck-fetch-"))
+    try:
+        yield fetch_source(source, ref or None, tmp / "src")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A skill found in a fetched source, judged and ready to install.
+
+    Attributes:
+        review: Its review.
+        subpath: Its folder inside the source (POSIX, ``.`` for the top).
+        existing: ``None`` when nothing is installed under its name, ``locked`` when it
+            is an installed skill from the lockfile, ``unlocked`` for a folder the user
+            made (never replaced without ``force``).
+    """
+
+    review: SkillReview
+    subpath: str
+    existing: str | None = None
+
+
+def candidates(
+    fetch: Fetched,
+    lock: Lockfile,
+    *,
+    profile: str = "default",
+    registry: ToolRegistry | None = None,
+) -> list[Candidate]:
+    """Every skill in the fetched source, reviewed."""
+    found: list[Candidate] = []
+    seen: dict[str, str] = {}
+    for folder in find_skill_folders(fetch.path):
+        review = review_skill(folder, profile=profile, registry=registry)
+        rel = folder.relative_to(fetch.path).as_posix() or "."
+        if review.name in seen:
+            review.refused.append(f"{seen[review.name]} in this source has the same name")
+        seen.setdefault(review.name, rel)
+        target = lock.root / review.name
+        existing = None
+        if target.exists() or target.is_symlink():
+            existing = "locked" if review.name in lock.entries else "unlocked"
+        found.append(Candidate(review, rel, existing))
+    return found
+
+
+def blockers(candidate: Candidate, lock: Lockfile, *, force: bool) -> list[str]:
+    """Why ``candidate`` must not be installed ([] when it may)."""
+    review = candidate.review
+    reasons = list(review.refused)
+    if review.errors and not force:
+        reasons.append(f"{len(review.errors)} error finding(s) (use --force to install anyway)")
+    if candidate.existing == "unlocked" and not force:
+        reasons.append(f"{lock.root / review.name} exists and was not installed by skilldeck")
+    locked = lock.entries.get(review.name)
+    edited = locked is not None and state_of(lock, locked) == "modified"
+    if candidate.existing == "locked" and edited and not force:
+        reasons.append("the installed copy has local edits (use --force to replace them)")
+    return reasons
+
+
+def install(lock: Lockfile, candidate: Candidate, source: str, ref: str, commit: str) -> LockEntry:
+    """Install ``candidate`` (already judged by :func:`blockers`) and lock it."""
+    entry = LockEntry(candidate.review.name, source, ref, commit, candidate.subpath)
+    return install_folder(lock, entry, candidate.review.folder)
+
+
+def state_of(lock: Lockfile, entry: LockEntry) -> str:
+    """``missing``, ``modified`` or ``ok`` for an installed skill (no network)."""
+    folder = lock.root / entry.name
+    if not folder.is_dir() or folder.is_symlink():
+        return "missing"
+    try:
+        return "ok" if tree_hash(folder) == entry.sha256 else "modified"
+    except OSError:
+        return "modified"
+
+
+@dataclass(slots=True)
+class Status:
+    """One locked skill's state.
+
+    Attributes:
+        entry: Its lock entry.
+        state: One of :data:`STATES`.
+        latest: The commit its ref points at now (only with ``remote``).
+        detail: One sentence for a person.
+    """
+
+    entry: LockEntry
+    state: str
+    latest: str | None = None
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            **self.entry.to_dict(),
+            "state": self.state,
+            "latest": self.latest,
+            "detail": self.detail,
+        }
+
+
+def check(lock: Lockfile, *, remote: bool = False, names: list[str] | None = None) -> list[Status]:
+    """The state of each locked skill (``names``: only those)."""
+    out: list[Status] = []
+    for name in sorted(names or lock.entries):
+        entry = lock.entries.get(name)
+        if entry is None:
+            raise SkilldeckError(ErrorCode.NOT_FOUND, f"{name} is not in {lock.path}")
+        state = state_of(lock, entry)
+        status = Status(entry, state, detail=_detail(state, lock, entry))
+        if remote and entry.commit:
+            status.latest = remote_commit(entry.source, entry.ref or None)
+            if state == "ok" and status.latest and status.latest != entry.commit:
+                status.state = "outdated"
+                status.detail = f"{entry.ref or 'HEAD'} is now at {status.latest[:12]}"
+        out.append(status)
+    return out
+
+
+def _detail(state: str, lock: Lockfile, entry: LockEntry) -> str:
+    if state == "missing":
+        return f"{lock.root / entry.name} is gone"
+    if state == "modified":
+        return "installed files differ from the lockfile"
+    return f"{entry.commit[:12] or 'local folder'}"
+
+
+@dataclass(slots=True)
+class UpdatePlan:
+    """What updating one skill would change.
+
+    Attributes:
+        entry: The current lock entry.
+        state: Its local state before the update (``ok``, ``modified``, ``missing``).
+        commit: The commit the update would install.
+        candidate: The new version, reviewed (None when the skill left the source).
+        changes: Files that differ between the installed and the new version.
+        added, removed: Findings the new version adds and removes.
+    """
+
+    entry: LockEntry
+    state: str
+    commit: str
+    candidate: Candidate | None
+    changes: list[FileChange] = field(default_factory=list)
+    added: list[Finding] = field(default_factory=list)
+    removed: list[Finding] = field(default_factory=list)
+
+    @property
+    def has_changes(self) -> bool:
+        """True when applying would change the installed files or the locked commit."""
+        return bool(self.changes) or self.commit != self.entry.commit
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        review = self.candidate.review.to_dict() if self.candidate else None
+        return {
+            "name": self.entry.name,
+            "state": self.state,
+            "from": self.entry.commit,
+            "to": self.commit,
+            "changes": [c.to_dict() for c in self.changes],
+            "added_findings": [f.to_dict() for f in self.added],
+            "removed_findings": [f.to_dict() for f in self.removed],
+            "review": review,
+        }
+
+
+@contextmanager
+def prepared_updates(
+    lock: Lockfile,
+    names: list[str] | None = None,
+    *,
+    profile: str = "default",
+    registry: ToolRegistry | None = None,
+) -> Iterator[list[UpdatePlan]]:
+    """Fetch each source once and plan the updates; the fetched copies live until exit."""
+    wanted = sorted(names or lock.entries)
+    for name in wanted:
+        if name not in lock.entries:
+            raise SkilldeckError(ErrorCode.NOT_FOUND, f"{name} is not in {lock.path}")
+    with tempfile.TemporaryDirectory(prefix="skilldeck-update-") as tmp:
+        plans: list[UpdatePlan] = []
+        cache: dict[tuple[str, str], Fetched] = {}
+        for name in wanted:
+            entry = lock.entries[name]
+            key = (entry.source, entry.ref)
+            if key not in cache:
+                cache[key] = fetch_source(
+                    entry.source, entry.ref or None, Path(tmp) / str(len(cache))
+                )
+            plans.append(_plan(lock, entry, cache[key], profile, registry))
+        yield plans
+
+
+def _plan(
+    lock: Lockfile, entry: LockEntry, fetch: Fetched, profile: str, registry: ToolRegistry | None
+) -> UpdatePlan:
+    installed = lock.root / entry.name
+    state = state_of(lock, entry)
+    folder = fetch.path / entry.subpath
+    commit = fetch.commit or ""
+    if not (folder / "SKILL.md").is_file():
+        return UpdatePlan(entry, state, commit, None)
+    new = review_skill(folder, profile=profile, registry=registry)
+    old = (
+        review_skill(installed, profile=profile, registry=registry) if state != "missing" else None
+    )
+    plan = UpdatePlan(entry, state, commit, Candidate(new, entry.subpath, "locked"))
+    plan.changes = diff_trees(installed if state != "missing" else None, folder)
+    plan.added, plan.removed = finding_delta(old, new)
+    return plan
+
+
+def update_blockers(plan: UpdatePlan, *, force: bool) -> list[str]:
+    """Why ``plan`` must not be applied ([] when it may)."""
+    if plan.candidate is None:
+        return [f"{plan.entry.subpath} has no SKILL.md in the source any more"]
+    if plan.candidate.review.name != plan.entry.name:
+        return [f"the skill was renamed to {plan.candidate.review.name!r} upstream"]
+    reasons = list(plan.candidate.review.refused)
+    if plan.candidate.review.errors and not force:
+        reasons.append("the new version has error findings (use --force to apply anyway)")
+    if plan.state == "modified" and not force:
+        reasons.append("the installed copy has local edits (use --force to replace them)")
+    return reasons
+
+
+def apply_update(lock: Lockfile, plan: UpdatePlan) -> LockEntry:
+    """Install the planned version (checked with :func:`update_blockers` first)."""
+    if plan.candidate is None:
+        raise SkilldeckError(ErrorCode.NOT_FOUND, f"{plan.entry.name}: nothing to install")
+    entry = LockEntry(
+        plan.entry.name, plan.entry.source, plan.entry.ref, plan.commit, plan.entry.subpath
+    )
+    return install_folder(lock, entry, plan.candidate.review.folder)
