@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.install.lock import tree_files
-from skilldeck.core.lint import _INVISIBLE, _PIPE_SHELL, lint_skill
+from skilldeck.core.lint import INVISIBLE, PIPE_SHELL, lint_skill
 from skilldeck.core.model import Severity
 from skilldeck.core.validate import name_problems, validate_skill
 
@@ -233,12 +233,12 @@ def _scan_text(path: Path, rel: str) -> list[Finding]:
     text = data.decode("utf-8", "replace")
     found: list[Finding] = []
     for number, line in enumerate(text.split("\n"), start=1):
-        match = _PIPE_SHELL.search(line)
+        match = PIPE_SHELL.search(line)
         if match:
             shown = match.group(0).strip()[:80]
             message = f"download piped into a shell: {shown!r}"
             found.append(Finding("SL302", "warning", message, rel, number))
-        hidden = _INVISIBLE.search(line)
+        hidden = INVISIBLE.search(line)
         if hidden and not (number == 1 and hidden.start() == 0 and hidden.group() == "\ufeff"):
             char = hidden.group()
             what = unicodedata.name(char, "character")

@@ -201,7 +201,8 @@ _CUE = re.compile(
 )
 _XML_TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>\n]*)?/?>")
 _RESERVED = ("anthropic", "claude")
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+"""Invisible and bidirectional-control characters (SL301); also used on any text file."""
 _JOINERS = frozenset("\u200c\u200d")
 
 
@@ -362,7 +363,7 @@ def _shadow_rule(out: _Out, catalog: Catalog | None) -> None:
 def _invisible(out: _Out, text: str, line: int | None, where: str) -> None:
     if not out.on("SL301"):
         return
-    for m in _INVISIBLE.finditer(text):
+    for m in INVISIBLE.finditer(text):
         if _harmless_joiner(text, m.start()):
             continue
         ch = m.group(0)
@@ -403,13 +404,14 @@ _RESOURCE_PATH = re.compile(
 _MACHINE_PATH = re.compile(
     r"(?<![\w.~$/-])(/Users/[^/\s'\"`)<>]+|/home/[^/\s'\"`)<>]+|[A-Za-z]:\\{1,2}[\w$.-][^\s'\"`)<>]*)"
 )
-_PIPE_SHELL = re.compile(
+PIPE_SHELL = re.compile(
     r"\b(?:curl|wget)\b[^\n|;]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:ba|z|da|k|fi)?sh\b"
     r"|\b(?:ba|z)?sh\s+(?:-c\s+)?[\"']?\$\(\s*(?:curl|wget)\b"
     r"|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b"
     r"|\b(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^\n|]*\|\s*iex\b",
     re.IGNORECASE,
 )
+"""A download piped straight into a shell (SL302); also used on scripts and resources."""
 _SCHEME = re.compile(r"^[A-Za-z][\w+.-]*:")
 
 
@@ -465,7 +467,7 @@ def _body_rules(out: _Out, body: str) -> None:
 def _whole_body_rules(out: _Out, body: str, where: Callable[[int], tuple[int, int]]) -> None:
     if out.on("SL301"):
         last = -1
-        for m in _INVISIBLE.finditer(body):
+        for m in INVISIBLE.finditer(body):
             if (m.start() == 0 and m.group(0) == "\ufeff") or _harmless_joiner(body, m.start()):
                 continue
             line, column = where(m.start())
@@ -481,7 +483,7 @@ def _whole_body_rules(out: _Out, body: str, where: Callable[[int], tuple[int, in
             )
     low = body.lower()
     if out.on("SL302") and any(w in low for w in ("curl", "wget", "iwr", "irm", "invoke-")):
-        for m in _PIPE_SHELL.finditer(body):
+        for m in PIPE_SHELL.finditer(body):
             line, column = where(m.start())
             out.add(
                 "SL302",
