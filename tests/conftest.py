@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from pg_server import own_pg_server, pg_server, pg_url, sessions_url  # noqa: F401
+
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED_SKILLS = REPO / "skills"
 SHARED = Path(os.environ.get("SKILLDECK_SHARED") or REPO.parent / "shared").expanduser()
@@ -28,6 +30,7 @@ def isolated_home(
     monkeypatch.setenv("HOME", str(user_home))
     monkeypatch.delenv("SKILLDECK_CONFIG", raising=False)
     monkeypatch.delenv("SKILLS_PROMPT_CHAR_BUDGET", raising=False)
+    monkeypatch.delenv("SKILLDECK_SESSIONS_URL", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     yield home
 

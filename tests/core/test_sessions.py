@@ -1,4 +1,8 @@
-"""Session store: policy modes, precedence, matching, pending queue, audit, pruning."""
+"""Session store: policy modes, precedence, matching, pending queue, audit, pruning.
+
+The ``store`` tests are the shared backend suite: each runs on SQLite and on a real
+PostgreSQL server (see ``tests/pg_server.py``); ``sqlite_store`` tests are SQLite-only.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pg_server import raw_sql
 from skilldeck.core.config import Settings, load_settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.sessions import (
@@ -23,23 +28,48 @@ from skilldeck.core.sessions import (
 )
 
 
+def _settings(sessions_url: str, **overrides: object) -> Settings:
+    settings = load_settings()
+    settings.sessions_url = sessions_url
+    for key, value in overrides.items():
+        setattr(settings, key, value)
+    return settings
+
+
 @pytest.fixture
-def store(isolated_home: Path) -> Iterator[SessionStore]:
+def store(isolated_home: Path, sessions_url: str) -> Iterator[SessionStore]:
+    s = SessionStore(settings=_settings(sessions_url))
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def sqlite_store(isolated_home: Path) -> Iterator[SessionStore]:
     s = SessionStore()
     yield s
     s.close()
 
 
-def test_default_location_is_under_home(store: SessionStore, isolated_home: Path) -> None:
-    assert store.path == isolated_home / "sessions.db"
-    assert store.path.is_file()
-    mode = sqlite3.connect(store.path).execute("PRAGMA journal_mode").fetchone()[0]
+def test_default_location_is_under_home(sqlite_store: SessionStore, isolated_home: Path) -> None:
+    assert sqlite_store.path == isolated_home / "sessions.db"
+    assert sqlite_store.path.is_file()
+    mode = sqlite3.connect(sqlite_store.path).execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
+    assert sqlite_store.describe()["backend"] == "sqlite"
 
 
-def test_sqlite_backend_satisfies_protocol(store: SessionStore) -> None:
+def test_backend_satisfies_protocol(store: SessionStore, sessions_url: str) -> None:
     backend: SessionBackend = store.backend
-    assert isinstance(backend, SqliteBackend)
+    if sessions_url:
+        from skilldeck.core.sessions.postgres import SCHEMA_VERSION as PG_SCHEMA
+        from skilldeck.core.sessions.postgres import PostgresBackend
+
+        assert isinstance(backend, PostgresBackend)
+        info = store.describe()
+        assert info["backend"] == "postgresql" and info["reachable"]
+        assert info["location"].startswith("postgresql://") and info["schema_version"] == PG_SCHEMA
+    else:
+        assert isinstance(backend, SqliteBackend)
 
 
 def test_create_uses_default_mode_and_round_trips(store: SessionStore) -> None:
@@ -218,15 +248,19 @@ def test_pattern_in_allowlist_and_denial(store: SessionStore) -> None:
 # ------------------------------------------------------------------------- audit, prune
 
 
-def test_audit_is_append_only(store: SessionStore) -> None:
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "UPDATE {p}audit SET actor = 'mallory'",
+        "DELETE FROM {p}audit",
+        "DELETE FROM {p}audit WHERE id = 1",
+    ],
+)
+def test_audit_is_append_only(store: SessionStore, attack: str) -> None:
     sid = store.create().id
     store.approve(sid, "Read")
-    conn = sqlite3.connect(store.path)
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        conn.execute("UPDATE audit SET actor = 'mallory'")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        conn.execute("DELETE FROM audit")
-    conn.close()
+    with pytest.raises(Exception, match="append-only"):
+        raw_sql(store, attack)
     assert [e.action for e in store.audit(sid)] == ["create", "approve"]
 
 
@@ -258,17 +292,15 @@ def test_end_and_prune_keep_audit(store: SessionStore) -> None:
     assert store.audit()[-1].action == "prune"
 
 
-def test_prune_drops_audit_past_retention(isolated_home: Path) -> None:
-    settings = Settings(audit_retention_days=1)
+def test_prune_drops_audit_past_retention(isolated_home: Path, sessions_url: str) -> None:
+    settings = _settings(sessions_url, audit_retention_days=1)
     with SessionStore(settings=settings) as store:
         sid = store.create().id
-        conn = sqlite3.connect(store.path)
-        with conn:
-            conn.execute(
-                "INSERT INTO audit (time, session_id, actor, action) VALUES (?, ?, 'x', 'old')",
-                (time.time() - 3 * 86400, sid),
-            )
-        conn.close()
+        raw_sql(
+            store,
+            "INSERT INTO {p}audit (time, session_id, actor, action) VALUES (?, ?, 'x', 'old')",
+            (time.time() - 3 * 86400, sid),
+        )
         result = store.prune(older_than_days=0)
         assert result.audit == 1
         assert [e.action for e in store.audit(sid)] == ["create"]

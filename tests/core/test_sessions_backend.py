@@ -1,8 +1,7 @@
 """The storage interface is narrow and complete: the policy runs on a second backend.
 
-``MemoryBackend`` is a minimal in-process implementation of ``SessionBackend`` (what a
-PostgreSQL backend would implement with real transactions); the same policy scenarios run
-on it and on SQLite.
+``MemoryBackend`` is a minimal in-process implementation of ``SessionBackend``; the same
+policy scenarios run on it, on SQLite and on a real PostgreSQL server.
 """
 
 from __future__ import annotations
@@ -197,10 +196,11 @@ class MemoryBackend:
         return None
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "memory", "postgres"])
 def store(request: pytest.FixtureRequest, isolated_home: Path) -> Iterator[SessionStore]:
     backend: SessionBackend | None = MemoryBackend() if request.param == "memory" else None
-    with SessionStore(settings=Settings(telemetry=False), backend=backend) as s:
+    url = request.getfixturevalue("pg_url") if request.param == "postgres" else ""
+    with SessionStore(settings=Settings(telemetry=False, sessions_url=url), backend=backend) as s:
         yield s
 
 

@@ -1,4 +1,4 @@
-"""Several processes writing to one session at once lose nothing."""
+"""Several processes writing to one session at once lose nothing (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from skilldeck.core.sessions import SessionStore
 
@@ -22,7 +24,11 @@ print("done")
 """
 
 
-def test_four_processes_approve_concurrently(isolated_home: Path) -> None:
+def test_four_processes_approve_concurrently(
+    isolated_home: Path, sessions_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SKILLDECK_SESSIONS_URL", sessions_url)
+    env = dict(os.environ)
     with SessionStore() as store:
         sid = store.create(mode="approval").id
     procs = [
@@ -32,7 +38,7 @@ def test_four_processes_approve_concurrently(isolated_home: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=dict(os.environ),
+            env=env,
         )
         for w in range(4)
     ]

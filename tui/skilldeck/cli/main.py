@@ -25,6 +25,8 @@ COMMAND_MODULES = (
     "skilldeck.cli.search_cmds",
     "skilldeck.cli.session_cmds",
     "skilldeck.cli.serve_cmds",
+    "skilldeck.cli.doctor_cmds",
+    "skilldeck.cli.install_cmds",
 )
 
 _VALUE_OPTIONS = {"--root", "--profile", "--format"}

@@ -39,7 +39,8 @@ def register(sub: Any) -> None:
         "session",
         help="govern agent sessions: approvals, denials, audit",
         description="Sessions shared by the TUI, the CLI and MCP servers (SQLite under "
-        "SKILLDECK_HOME). Modes: strict (only tools allowed by active skills or approved), "
+        "SKILLDECK_HOME, or the PostgreSQL database of SKILLDECK_SESSIONS_URL for a fleet; "
+        "see skilldeck doctor). Modes: strict (only tools allowed by active skills or approved), "
         "approval (other tools wait for an operator), permissive (allowed, logged). A denial "
         "wins over an approval, which wins over a skill's allowed-tools. Patterns such as "
         "Bash(git log:*) match the tool Bash; a call Bash(cmd) must also match the pattern.",

@@ -22,6 +22,7 @@ from skilldeck.core.model import Diagnostic, Severity
 ENV_HOME = "SKILLDECK_HOME"
 ENV_CONFIG = "SKILLDECK_CONFIG"
 ENV_PROMPT_BUDGET = "SKILLS_PROMPT_CHAR_BUDGET"
+ENV_SESSIONS_URL = "SKILLDECK_SESSIONS_URL"
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -85,6 +86,9 @@ class Settings:
         semantic: Use the optional embedding signal when installed.
         allow_hardlinks: Read skill files that have more than one hard link (refused by
             default: a hard link can expose a file from outside the skill folder).
+        sessions_url: ``postgresql://…`` URL of a shared sessions database (fleets of
+            servers); empty: the embedded SQLite file ``sessions_db``. The environment
+            variable ``SKILLDECK_SESSIONS_URL`` wins over the config file.
     """
 
     extra_skill_dirs: list[Path] = field(default_factory=list)
@@ -104,6 +108,7 @@ class Settings:
     audit_retention_days: int = 365
     semantic: bool = True
     allow_hardlinks: bool = False
+    sessions_url: str = ""
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -195,6 +200,9 @@ def load_settings(path: Path | None = None) -> Settings:
 
 def _apply_env(settings: Settings) -> None:
     """Environment overrides win over the config file."""
+    sessions_url = os.environ.get(ENV_SESSIONS_URL)
+    if sessions_url is not None:
+        settings.sessions_url = sessions_url.strip()
     budget = os.environ.get(ENV_PROMPT_BUDGET)
     if not budget:
         return

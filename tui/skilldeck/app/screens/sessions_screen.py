@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
 
 from skilldeck.app.deck import UsesDeck
 from skilldeck.app.labels import clean, literal
@@ -153,11 +154,37 @@ class SessionsScreen(UsesDeck, Screen[None]):
             self.query_one("#tool", Input).cursor_blink = False
         self.watch(self.app, "store_version", self._reload)
         self.query_one("#session-list").focus()
+        if not self.deck.deterministic:
+            self._listen()
 
     # ----------------------------------------------------------------- loading
 
     def _reload(self, _version: int = 0) -> None:
         self._load()
+
+    @work(thread=True, exclusive=True, group="sessions-live")
+    def _listen(self) -> None:
+        """While the screen is shown, wait for changes the store announces (PostgreSQL
+        LISTEN/NOTIFY: a request made on another host shows within a second) and bump the
+        app's ``store_version``, which reloads this screen. Stores that do not announce
+        changes are left to the app's regular poll."""
+        worker = get_current_worker()
+        try:
+            store = self.deck.store
+            if not store.live:
+                return
+            mark = store.last_audit_id()
+        except SkilldeckError:
+            return  # the first load reports the problem
+        while not worker.is_cancelled:
+            try:
+                current = store.wait_for_change(mark, timeout=1.0)
+            except SkilldeckError as exc:
+                self.app.call_from_thread(self.notify, exc.message, severity="error")
+                continue
+            if current != mark and not worker.is_cancelled:
+                mark = current
+                self.app.call_from_thread(setattr, self.deck, "store_version", current)
 
     @work(thread=True, exclusive=True, group="sessions")
     def _load(self) -> None:

@@ -1,10 +1,12 @@
 """Sessions, approvals and the audit log.
 
-A :class:`SessionStore` keeps, in one SQLite file shared by every process, the sessions an
-operator governs: policy mode, active skills and their allowed tools, approvals, denials,
-the pending-approval queue, and an append-only audit log. See
-:mod:`skilldeck.core.sessions.store` for the policy and
-:mod:`skilldeck.core.sessions.model` for how tool names match.
+A :class:`SessionStore` keeps the sessions an operator governs: policy mode, active skills
+and their allowed tools, approvals, denials, the pending-approval queue, and an
+append-only audit log. By default they live in one SQLite file shared by every process
+(:mod:`skilldeck.core.sessions.sqlite`); fleets of servers on several hosts share a
+PostgreSQL database named by ``SKILLDECK_SESSIONS_URL``
+(:mod:`skilldeck.core.sessions.postgres`). See :mod:`skilldeck.core.sessions.store` for
+the policy and :mod:`skilldeck.core.sessions.model` for how tool names match.
 """
 
 from skilldeck.core.sessions.backend import SessionBackend
@@ -27,6 +29,8 @@ from skilldeck.core.sessions.store import (
     SessionStore,
     check_mode,
     check_name,
+    describe_backend,
+    open_backend,
 )
 
 __all__ = [
@@ -45,6 +49,8 @@ __all__ = [
     "base_tool_name",
     "check_mode",
     "check_name",
+    "describe_backend",
+    "open_backend",
     "split_tool",
     "tool_matches",
 ]

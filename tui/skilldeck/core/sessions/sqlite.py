@@ -460,11 +460,19 @@ class SqliteBackend:
     def set_tool_state(
         self, session_id: str, tool: str, state: str | None, actor: str, now: float
     ) -> bool:
-        """Mark ``tool`` approved/denied (None: forget), dropping it from pending."""
+        """Mark ``tool`` approved/denied (None: forget), dropping it from pending.
+
+        The audit detail says whether this decision resolved a pending request
+        (``was_pending``) and which decision it replaced (``previous``, ``previous_actor``).
+        """
 
         def action(cur: sqlite3.Cursor) -> bool:
             if not self._exists(cur, session_id):
                 return False
+            before = cur.execute(
+                "SELECT state, actor FROM session_tools WHERE session_id = ? AND tool = ?",
+                (session_id, tool),
+            ).fetchone()
             if state is None:
                 cur.execute(
                     "DELETE FROM session_tools WHERE session_id = ? AND tool = ?",
@@ -495,7 +503,12 @@ class SqliteBackend:
                 actor,
                 verb,
                 tool,
-                {"was_pending": dropped > 0, "resolved": dropped},
+                {
+                    "was_pending": dropped > 0,
+                    "resolved": dropped,
+                    "previous": before[0] if before else None,
+                    "previous_actor": before[1] if before else None,
+                },
                 now,
             )
             return True
@@ -636,6 +649,16 @@ class SqliteBackend:
             return int(row[0] or 0)
 
         return self._read(action)
+
+    def describe(self) -> dict[str, Any]:
+        """Backend, location, reachability and schema version (for ``skilldeck doctor``)."""
+        version = self._read(lambda cur: int(cur.execute("PRAGMA user_version").fetchone()[0]))
+        return {
+            "backend": "sqlite",
+            "location": str(self.path),
+            "reachable": True,
+            "schema_version": version,
+        }
 
     def close(self) -> None:
         """Close the connection."""

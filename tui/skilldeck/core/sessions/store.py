@@ -96,13 +96,68 @@ def check_mode(mode: str) -> str:
     return mode
 
 
+def open_backend(settings: Settings, path: Path | None = None) -> SessionBackend:
+    """The storage ``settings`` select: PostgreSQL when ``settings.sessions_url`` is set
+    (and no other SQLite ``path`` than the default was asked for), else SQLite.
+
+    Raises:
+        SkilldeckError: INVALID_PARAM for a URL that is not ``postgresql://``;
+            EXECUTION_ERROR when the database cannot be used.
+    """
+    url = settings.sessions_url.strip()
+    if url and (path is None or path == settings.sessions_db):
+        if not url.startswith(("postgresql://", "postgres://")):
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM,
+                "sessions_url must be a postgresql:// URL (unset it for the embedded SQLite)",
+            )
+        from skilldeck.core.sessions.postgres import PostgresBackend
+
+        return PostgresBackend(url)
+    return SqliteBackend(path or settings.sessions_db)
+
+
+def describe_backend(settings: Settings, *, retry_seconds: float = 2.0) -> dict[str, Any]:
+    """Which sessions backend ``settings`` select and whether it answers, without raising
+    (``skilldeck doctor``): keys ``backend``, ``location``, ``reachable``, and
+    ``schema_version``/``server_version`` or ``error``."""
+    url = settings.sessions_url.strip()
+    if not url:
+        info: dict[str, Any] = {"backend": "sqlite", "location": str(settings.sessions_db)}
+        if not settings.sessions_db.exists():
+            return {**info, "reachable": True, "schema_version": None, "note": "not created yet"}
+    else:
+        from skilldeck.core.sessions.postgres import redact
+
+        info = {"backend": "postgresql", "location": redact(url)}
+    backend: Any = None
+    try:
+        if url:
+            if not url.startswith(("postgresql://", "postgres://")):
+                raise SkilldeckError(
+                    ErrorCode.INVALID_PARAM, "sessions_url must be a postgresql:// URL"
+                )
+            from skilldeck.core.sessions.postgres import PostgresBackend
+
+            backend = PostgresBackend(url, retry_seconds=retry_seconds)
+        else:
+            backend = SqliteBackend(settings.sessions_db)
+        return {**info, **backend.describe()}
+    except SkilldeckError as exc:
+        return {**info, "reachable": False, "error": exc.message}
+    finally:
+        if backend is not None:
+            backend.close()
+
+
 class SessionStore:
     """Sessions, approvals and the audit log, shared by every process.
 
     Args:
         path: SQLite file; default ``settings.sessions_db`` (``SKILLDECK_HOME/sessions.db``).
-        settings: Settings (default mode, retention, telemetry); loaded when omitted.
-        backend: Another storage (e.g. PostgreSQL); overrides ``path``.
+        settings: Settings (default mode, retention, telemetry, ``sessions_url``); loaded
+            when omitted. A ``sessions_url`` selects PostgreSQL (see :func:`open_backend`).
+        backend: Another storage; overrides ``path`` and ``sessions_url``.
         telemetry: Telemetry writer; default from ``settings``.
 
     Raises:
@@ -119,7 +174,7 @@ class SessionStore:
     ) -> None:
         self.settings = settings or load_settings()
         self.path = path or self.settings.sessions_db
-        self.backend: SessionBackend = backend or SqliteBackend(self.path)
+        self.backend: SessionBackend = backend or open_backend(self.settings, path)
         self._own_telemetry = telemetry is None
         self.telemetry = telemetry or Telemetry.from_settings(self.settings)
 
@@ -319,6 +374,37 @@ class SessionStore:
     def last_audit_id(self) -> int:
         """Cheap change counter for polling: grows with every change in any process."""
         return self.backend.last_audit_id()
+
+    @property
+    def live(self) -> bool:
+        """True when the backend announces changes (PostgreSQL LISTEN/NOTIFY)."""
+        return callable(getattr(self.backend, "wait_for_change", None))
+
+    def wait_for_change(self, since_id: int, timeout: float = 1.0) -> int:
+        """Block until the audit log grows past ``since_id`` or ``timeout`` passes; return
+        the highest audit id. Announced changes (PostgreSQL) wake it at once; otherwise
+        the cheap :meth:`last_audit_id` is polled every 0.2 s.
+
+        Raises:
+            SkilldeckError: EXECUTION_ERROR when the database stays unreachable.
+        """
+        waiter = getattr(self.backend, "wait_for_change", None)
+        if callable(waiter):
+            return int(waiter(since_id, timeout))
+        deadline = time.monotonic() + timeout
+        while True:
+            current = self.backend.last_audit_id()
+            remaining = deadline - time.monotonic()
+            if current > since_id or remaining <= 0:
+                return current
+            time.sleep(min(0.2, remaining))
+
+    def describe(self) -> dict[str, Any]:
+        """Which backend is in use, where, and whether it answers (``skilldeck doctor``)."""
+        describe = getattr(self.backend, "describe", None)
+        if callable(describe):
+            return dict(describe())
+        return {"backend": type(self.backend).__name__, "reachable": True}
 
     def data_version(self) -> int:
         """Alias of :meth:`last_audit_id`."""

@@ -1,0 +1,329 @@
+"""PostgreSQL backend: fleets of processes, racing operators, restarts, live changes.
+
+Everything runs against a real PostgreSQL server started by ``tests/pg_server.py``; the
+tests skip with the reason only where the server binaries cannot be had.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from pg_server import CommitCutter, PgServer, wait_until
+from skilldeck.core.config import Settings
+from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.sessions import SessionStore
+from skilldeck.core.sessions.postgres import MIGRATIONS, SCHEMA_VERSION, PostgresBackend
+
+WORKER = """
+import sys
+from skilldeck.core.sessions import SessionStore
+sid, worker, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with SessionStore() as store:
+    sys.stdin.readline()
+    for i in range(count):
+        store.check(sid, f"req-{worker}-{i}")
+        store.approve(sid, f"tool-{worker}-{i}", actor=f"op-{worker}")
+        assert store.check(sid, f"tool-{worker}-{i}").reason == "approved"
+print("done")
+"""
+
+
+def _store(url: str, **kw: float) -> SessionStore:
+    backend = PostgresBackend(url, **kw)
+    return SessionStore(settings=Settings(telemetry=False, sessions_url=url), backend=backend)
+
+
+@pytest.mark.slow
+def test_hundred_processes_on_two_hosts_lose_nothing(pg_url: str, tmp_path: Path) -> None:
+    with _store(pg_url) as store:
+        sid = store.create(mode="approval").id
+    procs = []
+    for w in range(100):
+        home = tmp_path / f"host-{w % 2}"
+        env = {**os.environ, "SKILLDECK_HOME": str(home), "SKILLDECK_SESSIONS_URL": pg_url}
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", WORKER, sid, str(w), "3"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+        )
+    for proc in procs:  # release them together
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0 and out.strip() == "done", err
+    with _store(pg_url) as store:
+        session = store.get(sid)
+        approved = {f"tool-{w}-{i}" for w in range(100) for i in range(3)}
+        assert set(session.approved) == approved
+        assert set(session.pending) == {f"req-{w}-{i}" for w in range(100) for i in range(3)}
+        audit = store.audit(sid)
+        assert len([e for e in audit if e.action == "approve"]) == 300
+        assert len([e for e in audit if e.action == "request"]) == 300
+        ids = [e.id for e in store.audit()]
+        assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["host-0", "host-1"]
+    assert not any(p.name == "sessions.db" for p in tmp_path.rglob("*"))
+
+
+def test_two_operators_racing_end_with_one_decision(sessions_url: str) -> None:
+    def open_store() -> SessionStore:
+        return SessionStore(settings=Settings(telemetry=False, sessions_url=sessions_url))
+
+    alice, bob = open_store(), open_store()
+    try:
+        sid = alice.create(mode="approval").id
+        tools = [f"Tool{i}" for i in range(20)]
+        for tool in tools:
+            alice.check(sid, tool)
+        for tool in tools:
+            barrier = threading.Barrier(2)
+
+            def decide(
+                store: SessionStore,
+                verb: str,
+                who: str,
+                tool: str = tool,
+                gate: threading.Barrier = barrier,
+            ) -> None:
+                gate.wait()
+                getattr(store, verb)(sid, tool, actor=who)
+
+            threads = [
+                threading.Thread(target=decide, args=(alice, "approve", "alice")),
+                threading.Thread(target=decide, args=(bob, "deny", "bob")),
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        session = alice.get(sid)
+        assert session.pending == []
+        for tool in tools:
+            entries = [e for e in alice.audit(sid) if e.subject == tool and e.action != "request"]
+            assert len(entries) == 2
+            first, second = entries
+            assert first.detail["was_pending"] and not second.detail["was_pending"]
+            assert second.detail["previous_actor"] == first.actor != second.actor
+            final = "approved" if second.action == "approve" else "denied"
+            assert (tool in session.approved, tool in session.denied) == (
+                final == "approved",
+                final == "denied",
+            )
+    finally:
+        alice.close()
+        bob.close()
+
+
+def test_notify_reaches_another_host_within_a_second(pg_url: str) -> None:
+    watcher, agent = _store(pg_url), _store(pg_url)
+    try:
+        sid = agent.create(mode="approval").id
+        mark = watcher.last_audit_id()
+        assert watcher.live
+        assert watcher.wait_for_change(mark, timeout=0.2) == mark  # nothing new: times out
+        seen: list[float] = []
+
+        def watch() -> None:
+            new = watcher.wait_for_change(mark, timeout=5.0)
+            seen.append(time.monotonic())
+            assert new > mark
+
+        thread = threading.Thread(target=watch)
+        thread.start()
+        time.sleep(0.3)  # the watcher is listening
+        started = time.monotonic()
+        agent.check(sid, "WebFetch")
+        thread.join(timeout=10)
+        assert seen and seen[0] - started < 1.0
+        changes = watcher.changes_since(mark)
+        assert [(c.action, c.subject) for c in changes] == [("request", "WebFetch")]
+    finally:
+        watcher.close()
+        agent.close()
+
+
+def test_newer_schema_is_refused_and_left_unchanged(pg_url: str) -> None:
+    with _store(pg_url) as store:
+        store.create()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE skilldeck_meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(SkilldeckError) as err:
+        PostgresBackend(pg_url)
+    assert err.value.details["diagnostic"] == "SS003" and "newer" in err.value.message
+    with psycopg.connect(pg_url) as conn:
+        row = conn.execute("SELECT value FROM skilldeck_meta").fetchone()
+        assert row == ("99",)
+        assert conn.execute("SELECT count(*) FROM skilldeck_sessions").fetchone() == (1,)
+
+
+def test_migration_is_in_place_and_idempotent(pg_url: str) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE unrelated (x int)")
+    for _ in range(2):
+        with _store(pg_url) as store:
+            store.create()
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT value FROM skilldeck_meta").fetchone() == ("2",)
+        assert conn.execute("SELECT count(*) FROM skilldeck_sessions").fetchone() == (2,)
+        assert conn.execute("SELECT to_regclass('unrelated') IS NOT NULL").fetchone() == (True,)
+
+
+def test_unreachable_database_is_a_clear_error() -> None:
+    with pytest.raises(SkilldeckError) as err:
+        PostgresBackend("postgresql://nobody:secret@127.0.0.1:1/none", retry_seconds=0.2)
+    assert err.value.code is ErrorCode.EXECUTION_ERROR
+    assert err.value.details["diagnostic"] == "SS006"
+    assert "unreachable" in err.value.message and "secret" not in err.value.message
+
+
+def test_cli_reports_a_down_database_without_traceback(isolated_home: Path) -> None:
+    env = {**os.environ, "SKILLDECK_SESSIONS_URL": "postgresql://u:pw@127.0.0.1:1/db"}
+    result = subprocess.run(
+        [sys.executable, "-m", "skilldeck.cli.main", "session", "list"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "unreachable" in result.stderr and "Traceback" not in result.stderr
+    assert "pw" not in result.stderr.replace("postgresql://u@", "")
+
+
+def test_restart_mid_run_loses_no_acknowledged_decision(
+    own_pg_server: PgServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("WARNING", logger="skilldeck.core.sessions.postgres")
+    url = own_pg_server.create_database()
+    store = _store(url)
+    sid = store.create(mode="approval").id
+    acknowledged: list[str] = []
+    failures: list[str] = []
+    stop = threading.Event()
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set():
+            tool = f"T{i}"
+            try:
+                store.approve(sid, tool, actor="op")
+            except SkilldeckError as exc:
+                failures.append(exc.message)
+            else:
+                acknowledged.append(tool)
+            i += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    assert wait_until(lambda: len(acknowledged) > 20)
+    own_pg_server.stop("fast")
+    time.sleep(1.0)
+    during = len(acknowledged)
+    own_pg_server.start()
+    assert wait_until(lambda: len(acknowledged) > during + 20, timeout=30)
+    stop.set()
+    thread.join(timeout=60)
+    assert failures == []
+    assert "retrying" in caplog.text  # the writer really met the stopped server
+    with _store(url) as fresh:
+        approved = set(fresh.get(sid).approved)
+    assert set(acknowledged) <= approved
+    store.close()
+
+
+def test_down_longer_than_retry_reports_then_heals(own_pg_server: PgServer) -> None:
+    url = own_pg_server.create_database()
+    store = _store(url, retry_seconds=0.5)
+    sid = store.create().id
+    own_pg_server.stop("fast")
+    try:
+        with pytest.raises(SkilldeckError) as err:
+            store.approve(sid, "Read")
+        assert err.value.details["diagnostic"] == "SS006"
+    finally:
+        own_pg_server.start()
+    assert store.approve(sid, "Read").approved == ["Read"]
+    store.close()
+
+
+def test_commit_lost_in_flight_is_applied_once(pg_server: PgServer) -> None:
+    url = pg_server.create_database()
+    cutter = CommitCutter(pg_server.port)
+    store = _store(cutter.url(url))
+    try:
+        sid = store.create(mode="approval").id
+        store.check(sid, "Bash")
+        cutter.armed.set()
+        assert store.approve(sid, "Bash", actor="alice").approved == ["Bash"]
+        assert cutter.cuts == 1
+        approvals = [e for e in store.audit(sid) if e.action == "approve"]
+        assert len(approvals) == 1 and approvals[0].detail["was_pending"]
+        cutter.armed.set()  # a change that did not land before the cut is made once, too
+        store.deny(sid, "Write", actor="bob")
+        assert cutter.cuts == 2
+        assert [e.subject for e in store.audit(sid) if e.action == "deny"] == ["Write"]
+    finally:
+        store.close()
+        cutter.close()
+
+
+def test_version_one_database_is_migrated_in_place(pg_url: str) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE skilldeck_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        for statement in MIGRATIONS[1]:
+            conn.execute(statement)
+        conn.execute("INSERT INTO skilldeck_meta VALUES ('schema_version', '1')")
+        conn.execute(
+            "INSERT INTO skilldeck_sessions (id, created, mode) VALUES ('old', 1, 'strict')"
+        )
+        conn.execute(
+            "INSERT INTO skilldeck_audit (time, session_id, actor, action) "
+            "VALUES (1, 'old', 'op', 'create')"
+        )
+    with _store(pg_url) as store:
+        assert store.get("old").mode == "strict"
+        store.approve("old", "Read")
+        assert [e.action for e in store.audit("old")] == ["create", "approve"]
+        assert store.describe()["schema_version"] == SCHEMA_VERSION == 2
+    with psycopg.connect(pg_url) as conn:
+        ops = conn.execute("SELECT op FROM skilldeck_audit ORDER BY id").fetchall()
+        assert ops[0] == (None,) and ops[1][0]
+
+
+def test_listener_survives_a_restart(own_pg_server: PgServer) -> None:
+    url = own_pg_server.create_database()
+    watcher, agent = _store(url), _store(url)
+    try:
+        sid = agent.create(mode="approval").id
+        mark = watcher.wait_for_change(0, timeout=0.1)  # listening from now on
+        own_pg_server.stop("fast")
+        own_pg_server.start()
+        agent.check(sid, "Bash")
+        deadline = time.monotonic() + 10
+        current = mark
+        while current == mark and time.monotonic() < deadline:
+            current = watcher.wait_for_change(mark, timeout=1.0)
+        assert current > mark
+        assert [c.action for c in watcher.changes_since(mark)] == ["request"]
+        started = time.monotonic()  # and it is live again, not polling
+        threading.Timer(0.3, agent.check, args=(sid, "Write")).start()
+        assert watcher.wait_for_change(current, timeout=5.0) > current
+        assert time.monotonic() - started < 1.3
+    finally:
+        watcher.close()
+        agent.close()
