@@ -319,18 +319,24 @@ class SkilldeckApp(App[int]):
         if self.session_id is None:
             self.sub_title = "no session"
             return
+        self._load_subtitle(self.session_id)
+
+    @work(thread=True, exclusive=True, group="subtitle")
+    def _load_subtitle(self, session_id: str) -> None:
+        """Read the session in a worker (a PostgreSQL store may be slow or down), then set
+        the subtitle on the UI thread."""
         try:
-            session = self.store.find(self.session_id)
+            session = self.store.find(session_id)
         except SkilldeckError:
             session = None
         if session is None:
-            self.sub_title = "no session"
-            return
-        pending = f" · {len(session.pending)} pending" if session.pending else ""
-        ended = " · ended" if not session.is_open else ""
-        self.sub_title = (
-            f"session {session.id} · {session.mode} · {len(session.skills)} active{pending}{ended}"
-        )
+            text = "no session"
+        else:
+            pending = f" · {len(session.pending)} pending" if session.pending else ""
+            ended = " · ended" if not session.is_open else ""
+            active = f"{len(session.skills)} active"
+            text = f"session {session.id} · {session.mode} · {active}{pending}{ended}"
+        self.call_from_thread(setattr, self, "sub_title", text)
 
     def after_store_change(self) -> None:
         """Refresh views right after this process changed the store."""
