@@ -47,7 +47,13 @@ def register(sub: Any) -> None:
     )
     ssub = session.add_subparsers(dest="session_command", metavar="SUBCOMMAND")
     ssub.required = True
+    _register_session_reads(ssub)
+    _register_session_changes(ssub)
+    _register_tools_and_telemetry(sub)
 
+
+def _register_session_reads(ssub: Any) -> None:
+    """``session new``, ``list``, ``show``, ``check``, ``pending``."""
     p = ssub.add_parser("new", help="start a session; prints its id")
     p.add_argument(
         "--mode",
@@ -66,6 +72,21 @@ def register(sub: Any) -> None:
     p.add_argument("id")
     p.set_defaults(func=cmd_show)
 
+    p = ssub.add_parser(
+        "check", help="may the session use this tool? exit 0 allowed, 1 not (queues approval)"
+    )
+    p.add_argument("id")
+    p.add_argument("tool")
+    p.add_argument("--actor", default="agent", help="who asks (default: agent)")
+    p.set_defaults(func=cmd_check)
+
+    p = ssub.add_parser("pending", help="tools waiting for approval")
+    p.add_argument("id")
+    p.set_defaults(func=cmd_pending)
+
+
+def _register_session_changes(ssub: Any) -> None:
+    """``session load``, ``approve``, ``deny``, ``revoke``, ``mode``, ``end``, ``prune``."""
     p = ssub.add_parser("load", help="force-load a skill into a session (actor: operator)")
     p.add_argument("id")
     p.add_argument("skill", help="skill name")
@@ -87,18 +108,6 @@ def register(sub: Any) -> None:
     p.add_argument("mode", choices=MODES)
     p.set_defaults(func=cmd_mode)
 
-    p = ssub.add_parser(
-        "check", help="may the session use this tool? exit 0 allowed, 1 not (queues approval)"
-    )
-    p.add_argument("id")
-    p.add_argument("tool")
-    p.add_argument("--actor", default="agent", help="who asks (default: agent)")
-    p.set_defaults(func=cmd_check)
-
-    p = ssub.add_parser("pending", help="tools waiting for approval")
-    p.add_argument("id")
-    p.set_defaults(func=cmd_pending)
-
     p = ssub.add_parser("end", help="end a session")
     p.add_argument("id")
     p.set_defaults(func=cmd_end)
@@ -113,6 +122,9 @@ def register(sub: Any) -> None:
     )
     p.set_defaults(func=cmd_prune)
 
+
+def _register_tools_and_telemetry(sub: Any) -> None:
+    """``tools`` and ``telemetry``."""
     p = sub.add_parser(
         "tools",
         help="available tools, or one skill's tool availability",
