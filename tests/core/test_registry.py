@@ -63,7 +63,7 @@ def test_bad_entries_are_diagnostics(tmp_path: Path) -> None:
     )
     registry = Registry.load(path)
     assert sorted(registry.entries) == ["b", "c", "d"]
-    assert registry.entries["b"].enabled is True
+    assert registry.entries["b"].enabled is None  # ignored: the skill's default holds
     assert registry.entries["c"].tags == ("t",)
     assert registry.entries["d"].enabled is False
     assert [d.code for d in registry.diagnostics] == ["SD211", "SD211", "SD211"]
@@ -170,3 +170,21 @@ def test_bad_global_registry_is_a_catalog_diagnostic(tmp_path: Path) -> None:
     catalog = discover([Root(skills, Source.EXPLICIT)], Settings(registry_path=registry))
     assert catalog.names() == ["pdf"]
     assert [d.code for d in catalog.diagnostics] == ["SD210"]
+
+
+def test_default_enabled_false_waits_for_the_registry(tmp_path: Path) -> None:
+    """``default_enabled: false`` keeps a skill off until a registry turns it on; turning
+    it off again drops the entry (the registry records only exceptions)."""
+    root = tmp_path / "skills"
+    write_skill(root, "opt-in", extra="default_enabled: false\n")
+    write_skill(root, "plain")
+    registry = tmp_path / "registry.json"
+    settings = Settings(registry_path=registry)
+    catalog = discover([Root(root, Source.EXPLICIT)], settings)
+    assert {s.name: s.enabled for s in catalog.skills} == {"opt-in": False, "plain": True}
+    set_enabled(registry, "opt-in", True, default=False)
+    assert json.loads(registry.read_text())["skills"] == {"opt-in": {"enabled": True}}
+    catalog = discover([Root(root, Source.EXPLICIT)], settings)
+    assert {s.name: s.enabled for s in catalog.skills} == {"opt-in": True, "plain": True}
+    set_enabled(registry, "opt-in", False, default=False)
+    assert json.loads(registry.read_text())["skills"] == {}

@@ -16,6 +16,7 @@ def test_every_schema_is_strict() -> None:
         "load_skill",
         "read_skill_resource",
         "check_tool",
+        "run_skill_script",
     ]
     for tool in TOOLS:
         assert tool.input_schema["type"] == "object"
@@ -35,6 +36,8 @@ def test_every_schema_is_strict() -> None:
         ("load_skill", {"name": 3}, "must be a string"),
         ("read_skill_resource", {"name": "a"}, "missing required property 'path'"),
         ("check_tool", {"tool": "x" * 600}, "longer than"),
+        ("run_skill_script", {"name": "a", "script": "s", "args": ["x", 2]}, "only strings"),
+        ("run_skill_script", {"name": "a", "script": "s", "args": ["x"] * 101}, "more than 100"),
     ],
 )
 def test_invalid_arguments_are_explained(

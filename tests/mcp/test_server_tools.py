@@ -22,7 +22,14 @@ from conftest import write_skill
 from skilldeck.core.sessions import SessionStore
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
-TOOL_NAMES = {"search_skills", "list_skills", "load_skill", "read_skill_resource", "check_tool"}
+TOOL_NAMES = {
+    "search_skills",
+    "list_skills",
+    "load_skill",
+    "read_skill_resource",
+    "check_tool",
+    "run_skill_script",
+}
 
 
 def build_root(base: Path) -> Path:

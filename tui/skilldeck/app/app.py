@@ -315,9 +315,16 @@ class SkilldeckApp(App[int]):
     def watch_store_version(self, version: int) -> None:
         self._update_subtitle()
 
+    def flags_text(self) -> str:
+        """The feature flags that differ from their defaults, for the subtitle
+        (``" · skills off"``, ``" · exec on"``; '' when both are at their defaults)."""
+        settings = self.settings
+        text = "" if settings.skills_v1 else " · skills off"
+        return text + (" · exec on" if settings.skills_exec else "")
+
     def _update_subtitle(self) -> None:
         if self.session_id is None:
-            self.sub_title = "no session"
+            self.sub_title = f"no session{self.flags_text()}"
             return
         self._load_subtitle(self.session_id)
 
@@ -330,12 +337,13 @@ class SkilldeckApp(App[int]):
         except SkilldeckError:
             session = None
         if session is None:
-            text = "no session"
+            text = f"no session{self.flags_text()}"
         else:
             pending = f" · {len(session.pending)} pending" if session.pending else ""
             ended = " · ended" if not session.is_open else ""
             active = f"{len(session.skills)} active"
             text = f"session {session.id} · {session.mode} · {active}{pending}{ended}"
+            text += self.flags_text()
         self.call_from_thread(setattr, self, "sub_title", text)
 
     def after_store_change(self) -> None:

@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "skilldeck.cli.serve_cmds",
     "skilldeck.cli.doctor_cmds",
     "skilldeck.cli.install_cmds",
+    "skilldeck.cli.exec_cmds",
 )
 
 _VALUE_OPTIONS = {"--root", "--profile", "--format"}

@@ -98,9 +98,15 @@ def _register_session_changes(ssub: Any) -> None:
         ("deny", "deny"),
         ("revoke", "forget an approval or denial of"),
     ):
-        p = ssub.add_parser(name, help=f"{verb} a tool for a session")
+        p = ssub.add_parser(name, help=f"{verb} a tool (or a skill's script) for a session")
         p.add_argument("id")
-        p.add_argument("tool", help="tool name, e.g. Bash or Bash(git log:*)")
+        p.add_argument("tool", nargs="?", help="tool name, e.g. Bash or Bash(git log:*)")
+        p.add_argument(
+            "--script",
+            metavar="SKILL/PATH",
+            default=None,
+            help="a skill's script instead of a tool; pinned to its current SHA-256",
+        )
         p.set_defaults(func=cmd_tool_state, action=name)
 
     p = ssub.add_parser("mode", help="change a session's policy mode")
@@ -283,10 +289,25 @@ def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
 def cmd_tool_state(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session approve|deny|revoke ID TOOL``."""
     ctx.output_format(FORMATS)
+    tool = _tool_or_script(args, ctx)
     with _store(ctx) as store:
         change = {"approve": store.approve, "deny": store.deny, "revoke": store.revoke}
-        session = change[args.action](args.id, args.tool, actor="operator")
+        session = change[args.action](args.id, tool, actor="operator")
     return _respond(ctx, session)
+
+
+def _tool_or_script(args: argparse.Namespace, ctx: CliContext) -> str:
+    """The entry to change: TOOL, or ``Script(SKILL/PATH@sha256:HEX)`` for ``--script``."""
+    if (args.tool is None) == (args.script is None):
+        raise SkilldeckError(ErrorCode.INVALID_PARAM, "give either TOOL or --script SKILL/PATH")
+    if args.script is None:
+        return str(args.tool)
+    from skilldeck.cli.exec_cmds import find_skill
+    from skilldeck.core.execution import approval_key, resolve_script
+
+    name, _, path = str(args.script).partition("/")
+    request = resolve_script(find_skill(ctx, name), path)
+    return approval_key(request.ref, request.sha256)
 
 
 def cmd_mode(args: argparse.Namespace, ctx: CliContext) -> int:

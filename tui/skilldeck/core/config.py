@@ -23,6 +23,9 @@ ENV_HOME = "SKILLDECK_HOME"
 ENV_CONFIG = "SKILLDECK_CONFIG"
 ENV_PROMPT_BUDGET = "SKILLS_PROMPT_CHAR_BUDGET"
 ENV_SESSIONS_URL = "SKILLDECK_SESSIONS_URL"
+ENV_SKILLS_V1 = "SKILLDECK_SKILLS_V1"
+ENV_SKILLS_EXEC = "SKILLDECK_SKILLS_EXEC"
+ENV_EXEC_TIMEOUT = "SKILLDECK_EXEC_TIMEOUT_S"
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -89,6 +92,14 @@ class Settings:
         sessions_url: ``postgresql://…`` URL of a shared sessions database (fleets of
             servers); empty: the embedded SQLite file ``sessions_db``. The environment
             variable ``SKILLDECK_SESSIONS_URL`` wins over the config file.
+        skills_v1: Feature flag: the skills system as agents see it (off: the MCP server
+            lists and loads no skills). ``SKILLDECK_SKILLS_V1`` (1/0) wins.
+        skills_exec: Feature flag: script execution (off by default).
+            ``SKILLDECK_SKILLS_EXEC`` (1/0) wins.
+        exec_timeout_s: Wall-clock limit of one script run in seconds.
+            ``SKILLDECK_EXEC_TIMEOUT_S`` wins.
+        sources: Where each setting that is not a default came from (``config.toml`` or
+            the environment variable's name).
     """
 
     extra_skill_dirs: list[Path] = field(default_factory=list)
@@ -109,7 +120,11 @@ class Settings:
     semantic: bool = True
     allow_hardlinks: bool = False
     sessions_url: str = ""
+    skills_v1: bool = True
+    skills_exec: bool = False
+    exec_timeout_s: float = 60.0
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
 
     @property
     def registry_file(self) -> Path:
@@ -133,6 +148,7 @@ class Settings:
 
 
 _PATH_FIELDS = {"registry_path", "tools_file", "mcp_config"}
+_INTERNAL_FIELDS = {"diagnostics", "sources"}
 
 
 def hardlinks_allowed() -> bool:
@@ -167,7 +183,7 @@ def load_settings(path: Path | None = None) -> Settings:
         )
         _apply_env(settings)
         return settings
-    known = {f.name: f for f in fields(Settings) if f.name != "diagnostics"}
+    known = {f.name: f for f in fields(Settings) if f.name not in _INTERNAL_FIELDS}
     for key, value in data.items():
         attr = key.replace("-", "_")
         if attr not in known:
@@ -194,6 +210,7 @@ def load_settings(path: Path | None = None) -> Settings:
             )
             continue
         setattr(settings, attr, value)
+        settings.sources[attr] = str(cfg)
     _apply_env(settings)
     return settings
 
@@ -203,12 +220,57 @@ def _apply_env(settings: Settings) -> None:
     sessions_url = os.environ.get(ENV_SESSIONS_URL)
     if sessions_url is not None:
         settings.sessions_url = sessions_url.strip()
-    budget = os.environ.get(ENV_PROMPT_BUDGET)
-    if not budget:
+        settings.sources["sessions_url"] = ENV_SESSIONS_URL
+    for name, attr in ((ENV_SKILLS_V1, "skills_v1"), (ENV_SKILLS_EXEC, "skills_exec")):
+        _env_flag(settings, name, attr)
+    _env_number(settings, ENV_EXEC_TIMEOUT, "exec_timeout_s", float)
+    _env_number(settings, ENV_PROMPT_BUDGET, "prompt_char_budget", int)
+
+
+def _env_flag(settings: Settings, name: str, attr: str) -> None:
+    """Set boolean ``attr`` from environment variable ``name`` (1/0, true/false, on/off)."""
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        setattr(settings, attr, True)
+    elif value in ("0", "false", "no", "off"):
+        setattr(settings, attr, False)
+    else:
+        settings.diagnostics.append(
+            Diagnostic("SC002", Severity.WARNING, f"{name}={raw!r} is not 1 or 0")
+        )
+        return
+    settings.sources[attr] = name
+
+
+def _env_number(settings: Settings, name: str, attr: str, kind: type[int] | type[float]) -> None:
+    """Set numeric ``attr`` (at least 0) from environment variable ``name``."""
+    raw = os.environ.get(name)
+    if not raw:
         return
     try:
-        settings.prompt_char_budget = max(0, int(budget))
+        setattr(settings, attr, max(kind(0), kind(raw)))
     except ValueError:
         settings.diagnostics.append(
-            Diagnostic("SC002", Severity.WARNING, f"{ENV_PROMPT_BUDGET}={budget!r} is not a number")
+            Diagnostic("SC002", Severity.WARNING, f"{name}={raw!r} is not a number")
         )
+        return
+    settings.sources[attr] = name
+
+
+def effective_settings(settings: Settings) -> list[tuple[str, Any, str]]:
+    """Every setting as ``(name, value, source)``; source is ``default``, the config file
+    or the environment variable that set it (``skilldeck config``)."""
+    rows: list[tuple[str, Any, str]] = []
+    for item in fields(Settings):
+        if item.name in _INTERNAL_FIELDS:
+            continue
+        value = getattr(settings, item.name)
+        if isinstance(value, Path):
+            value = str(value)
+        elif isinstance(value, list):
+            value = [str(v) for v in value]
+        rows.append((item.name, value, settings.sources.get(item.name, "default")))
+    return rows

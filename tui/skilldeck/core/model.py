@@ -177,6 +177,11 @@ class Skill:
         priority: Tie-breaker in search (higher first), default 0.
         hidden: ``disable-model-invocation`` or ``hide-from-discovery``: not listed to models.
         enabled: False when the governance registry disables it.
+        toolsets: Names of the toolsets the skill declares (``toolsets``).
+        scripts: Script paths the skill declares (``scripts``), relative to ``base_dir``.
+        default_enabled: The ``default_enabled`` field: false keeps the skill disabled
+            until a registry enables it.
+        brief_description: The ``brief_description`` field ('' when absent).
         owner: Owner from the governance registry, if any.
         tool_validation: ``strict``, ``warn`` or ``ignore`` for missing tools, from the
             frontmatter (``tool-validation``) or the registry; None: the settings default.
@@ -213,6 +218,10 @@ class Skill:
     priority: int = 0
     hidden: bool = False
     enabled: bool = True
+    toolsets: tuple[str, ...] = ()
+    scripts: tuple[str, ...] = ()
+    default_enabled: bool = True
+    brief_description: str = ""
     owner: str | None = None
     tool_validation: str | None = None
     shadowed_by: Path | None = None
@@ -226,8 +235,8 @@ class Skill:
 
     @property
     def brief(self) -> str:
-        """First sentence of the description."""
-        return brief_of(self.description)
+        """The ``brief_description`` field, else the description's first sentence."""
+        return self.brief_description or brief_of(self.description)
 
     @property
     def valid(self) -> bool:
@@ -294,6 +303,9 @@ class Skill:
                 "triggers": self.triggers.to_dict(),
                 "tools": [t.to_dict() for t in self.tools],
                 "priority": self.priority,
+                "toolsets": list(self.toolsets),
+                "scripts": list(self.scripts),
+                "default_enabled": self.default_enabled,
                 "resources": list(self.resources),
                 "resources_truncated": self.resources_truncated,
                 "mtime_ns": self.mtime_ns,

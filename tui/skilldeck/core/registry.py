@@ -41,7 +41,8 @@ class RegistryEntry:
 
     owner: str | None = None
     tags: tuple[str, ...] = ()
-    enabled: bool = True
+    enabled: bool | None = None
+    """``enabled`` as written (None: not said, so the skill's ``default_enabled`` holds)."""
     tool_validation: str | None = None
 
 
@@ -93,10 +94,10 @@ class Registry:
         if not isinstance(raw, dict):
             self._problem("SD211", f"registry entry {name!r} must be an object; ignored")
             return None
-        enabled = raw.get("enabled", True)
-        if not isinstance(enabled, bool):
+        enabled = raw.get("enabled")
+        if enabled is not None and not isinstance(enabled, bool):
             self._problem("SD211", f"registry entry {name!r}: 'enabled' must be true or false")
-            enabled = True
+            enabled = None
         owner = raw.get("owner")
         if owner is not None and not isinstance(owner, str):
             self._problem("SD211", f"registry entry {name!r}: 'owner' must be a string")
@@ -130,7 +131,8 @@ class Registry:
             entry = self.entries.get(skill.name)
             if entry is None:
                 continue
-            skill.enabled = entry.enabled
+            if entry.enabled is not None:
+                skill.enabled = entry.enabled
             if entry.owner is not None:
                 skill.owner = entry.owner
             if entry.tool_validation is not None:
@@ -163,12 +165,13 @@ def root_registry_paths(root: Path) -> list[Path]:
     return [p for p in candidates if p.is_file()]
 
 
-def set_enabled(path: Path, name: str, enabled: bool) -> None:
+def set_enabled(path: Path, name: str, enabled: bool, default: bool = True) -> None:
     """Enable or disable ``name`` in the registry at ``path`` (atomic write).
 
-    Other entries and keys are kept; the file is created when missing. Enabling removes
-    the ``enabled`` key (and an entry left with nothing else) rather than writing
-    ``"enabled": true``.
+    Other entries and keys are kept; the file is created when missing. The registry only
+    records exceptions: setting a skill back to its ``default`` (its ``default_enabled``
+    field, true unless the skill says otherwise) removes the ``enabled`` key, and an entry
+    left with nothing else, rather than writing the default down.
 
     Raises:
         SkilldeckError: INVALID_PARAM when the existing file is not a valid registry
@@ -189,12 +192,12 @@ def set_enabled(path: Path, name: str, enabled: bool) -> None:
     if isinstance(skills, list):
         for i, item in enumerate(skills):
             if isinstance(item, dict) and item.get("name") == name:
-                if _set_flag(item, enabled, keep={"name"}):
+                if _set_flag(item, enabled, default, keep={"name"}):
                     del skills[i]
                 break
         else:
-            if not enabled:
-                skills.append({"name": name, "enabled": False})
+            if enabled != default:
+                skills.append({"name": name, "enabled": enabled})
     else:
         table: dict[str, Any]
         if isinstance(skills, dict):
@@ -207,21 +210,20 @@ def set_enabled(path: Path, name: str, enabled: bool) -> None:
             table = data["skills"] = {}
         current = table.get(name)
         if isinstance(current, dict):
-            if _set_flag(current, enabled, keep=set()):
+            if _set_flag(current, enabled, default, keep=set()):
                 del table[name]
-        elif not enabled:
-            table[name] = {"enabled": False}
+        elif enabled != default:
+            table[name] = {"enabled": enabled}
     _atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-def _set_flag(entry: dict[str, Any], enabled: bool, *, keep: set[str]) -> bool:
-    """Disable ``entry``, or enable it by dropping its ``enabled`` key (enabled is the
-    default, so the registry only records exceptions). True when nothing but ``keep`` keys
-    is left, so the entry itself can go."""
-    if enabled:
+def _set_flag(entry: dict[str, Any], enabled: bool, default: bool, *, keep: set[str]) -> bool:
+    """Record ``enabled`` in ``entry``, or drop the key when it is the ``default``. True
+    when nothing but ``keep`` keys is left, so the entry itself can go."""
+    if enabled == default:
         entry.pop("enabled", None)
         return set(entry) <= keep
-    entry["enabled"] = False
+    entry["enabled"] = enabled
     return False
 
 

@@ -25,6 +25,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
@@ -61,6 +62,10 @@ SKILLDECK_FIELDS = (
     "author",
     "hide-from-discovery",
     "enabled",
+    "toolsets",
+    "scripts",
+    "default_enabled",
+    "brief_description",
 )
 
 CONTEXT_VALUES = ("fork",)
@@ -160,6 +165,12 @@ CHECKS: dict[str, Check] = {
             "A known field has a value outside its documented set (context, shell, effort).",
             (W, None, W),
         ),
+        Check(
+            "SV404",
+            "script-missing",
+            "A script declared in 'scripts' is missing or resolves outside the skill folder.",
+            (E, None, None),
+        ),
     )
 }
 
@@ -242,6 +253,8 @@ def validate_skill(skill: Skill, profile: str = "default") -> list[Diagnostic]:
     _check_unknown(col, fm, profile)
     if profile != "agentskills":
         _check_types(col, fm, profile)
+    if profile == "default":
+        _check_scripts(col, skill, fm)
     return parse_diags + col.out
 
 
@@ -431,6 +444,42 @@ def _is_tools(v: Any) -> bool:
     return all(isinstance(x, str) or (isinstance(x, Mapping) and "name" in x) for x in v)
 
 
+def _is_scripts(v: Any) -> bool:
+    if not isinstance(v, list):
+        return False
+    return all(
+        isinstance(x, str) or (isinstance(x, Mapping) and isinstance(x.get("path"), str)) for x in v
+    )
+
+
+def declared_scripts(fm: Mapping[str, Any]) -> list[str]:
+    """The script paths a frontmatter declares in ``scripts`` (bad entries skipped)."""
+    value = fm.get("scripts")
+    if not isinstance(value, list):
+        return []
+    paths = [
+        x if isinstance(x, str) else x.get("path") for x in value if isinstance(x, str | Mapping)
+    ]
+    return [p for p in paths if isinstance(p, str) and p.strip()]
+
+
+def _check_scripts(col: _Collector, skill: Skill, fm: Mapping[str, Any]) -> None:
+    """SV404 for each declared script that is missing or leaves the skill folder."""
+    from skilldeck.core.confined import refusal
+
+    for rel in declared_scripts(fm):
+        pure = PurePosixPath(rel)
+        path = skill.base_dir / Path(*pure.parts) if pure.parts else skill.base_dir
+        if pure.is_absolute() or ".." in pure.parts:
+            problem: str | None = "is not a relative path inside the skill folder"
+        else:
+            problem = refusal(path, skill.base_dir)
+        if problem is None and not path.is_file():
+            problem = "does not exist"
+        if problem is not None:
+            col.add("SV404", f"declared script {rel!r} {problem}", "scripts")
+
+
 _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "when_to_use": (_is_str, "a string"),
     "argument-hint": (_is_str, "a string"),
@@ -455,6 +504,10 @@ _SKILLDECK_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "author": (_is_str, "a string"),
     "hide-from-discovery": (_is_bool, "a boolean (true or false)"),
     "enabled": (_is_bool, "a boolean (true or false)"),
+    "toolsets": (_is_tools, "a list of toolset names or {name, …} mappings"),
+    "scripts": (_is_scripts, "a list of script paths or {path, description} mappings"),
+    "default_enabled": (_is_bool, "a boolean (true or false)"),
+    "brief_description": (_is_str, "a string"),
 }
 
 _VALUES: dict[str, tuple[str, ...]] = {

@@ -172,6 +172,37 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         read_only=False,
     ),
+    ToolSpec(
+        name="run_skill_script",
+        title="Run a skill's script",
+        description=(
+            "Run a script shipped in a skill's folder (path relative to the folder) with "
+            "string arguments. Runs only when the operator enabled script execution and "
+            "allowlisted or approved this exact script; otherwise the answer says why "
+            "(requires_approval: the request is queued, wait for the operator). No shell, "
+            "no network where possible, a timeout and capped output."
+        ),
+        input_schema=_schema(
+            {
+                "name": _NAME,
+                "script": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": PATH_MAX,
+                    "description": "Script path relative to the skill folder, e.g. "
+                    "'scripts/fill.py'.",
+                },
+                "args": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "maxItems": 100,
+                    "description": "Arguments passed to the script, one string each.",
+                },
+            },
+            ["name", "script"],
+        ),
+        read_only=False,
+    ),
 )
 
 TOOLS_BY_NAME: dict[str, ToolSpec] = {spec.name: spec for spec in TOOLS}
@@ -180,6 +211,7 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
     "object": (dict,),
+    "array": (list,),
 }
 
 
@@ -218,6 +250,14 @@ def _check_value(key: str, value: Any, rules: dict[str, Any]) -> list[str]:
             article = "an" if expected[0] in "aeiou" else "a"
             return [f"property {key!r} must be {article} {expected}, got {_json_type(value)}"]
     problems: list[str] = []
+    if isinstance(value, list):
+        if "maxItems" in rules and len(value) > rules["maxItems"]:
+            problems.append(f"property {key!r} has more than {rules['maxItems']} items")
+        item_type = rules.get("items", {}).get("type")
+        if item_type is not None and any(
+            isinstance(v, bool) or not isinstance(v, _JSON_TYPES[item_type]) for v in value
+        ):
+            problems.append(f"property {key!r} must hold only {item_type}s")
     if isinstance(value, str):
         if len(value) < rules.get("minLength", 0):
             problems.append(f"property {key!r} must not be empty")

@@ -209,8 +209,8 @@ class SkilldeckMCP:
                 annotations=types.ToolAnnotations(
                     title=spec.title,
                     read_only_hint=spec.read_only,
-                    destructive_hint=False,
-                    idempotent_hint=True,
+                    destructive_hint=spec.name == "run_skill_script",
+                    idempotent_hint=spec.name != "run_skill_script",
                     open_world_hint=False,
                 ),
             )
@@ -271,6 +271,10 @@ class SkilldeckMCP:
             )
         if name == "read_skill_resource":
             return lambda: service.read_skill_resource(args["name"], args["path"], client_key=key)
+        if name == "run_skill_script":
+            return lambda: service.run_skill_script(
+                args["name"], args["script"], list(args.get("args", [])), client_key=key
+            )
         return lambda: service.check_tool(args["tool"], client_key=key)
 
     # ------------------------------------------------------------------ resources

@@ -53,6 +53,12 @@ INTRO = (
 )
 
 
+SKILLS_OFF = (
+    "Skills are turned off on this server (feature flag skills_v1 is off): no skill is "
+    "listed or loaded."
+)
+
+
 @dataclass(slots=True)
 class ToolOutput:
     """A successful tool result.
@@ -144,8 +150,15 @@ class SkillService:
 
     @property
     def visible(self) -> list[Skill]:
-        """Skills a model may see, sorted by name."""
+        """Skills a model may see, sorted by name (none when ``skills_v1`` is off)."""
+        if not self.settings.skills_v1:
+            return []
         return self.workspace.visible_to_models()
+
+    def _require_skills(self) -> None:
+        """PERMISSION_DENIED ``skills_disabled`` when the ``skills_v1`` flag is off."""
+        if not self.settings.skills_v1:
+            raise SkilldeckError(ErrorCode.PERMISSION_DENIED, SKILLS_OFF, reason="skills_disabled")
 
     @property
     def generation(self) -> int:
@@ -207,6 +220,8 @@ class SkillService:
         """
         from skilldeck.core.loader import render_listing
 
+        if not self.settings.skills_v1:
+            return f"{INTRO}\n\n{SKILLS_OFF}"
         visible = self.visible
         total = len(visible)
         head = f"{INTRO}\n\n{total} skill{'s' if total != 1 else ''} available."
@@ -355,6 +370,7 @@ class SkillService:
         from skilldeck.core.sessions import SKILL_NAME_MAX, check_name
 
         check_name(name, "skill", SKILL_NAME_MAX)
+        self._require_skills()
         skill = self.workspace.by_name(name)
         if skill is None:
             from skilldeck.core.loader import unknown_skill
@@ -390,6 +406,7 @@ class SkillService:
         """Agent-facing search (emits ``skill_selected`` through the search module)."""
         if not query.strip():
             raise SkilldeckError(ErrorCode.INVALID_PARAM, "query must not be blank")
+        self._require_skills()
         response = self.workspace.agent_search(query, limit, scope="visible")
         results = []
         for result in response.results:
@@ -573,6 +590,34 @@ class SkillService:
             text = f"{tool}: denied ({decision.reason}). Do not use this tool."
         return ToolOutput(data, text)
 
+    def run_skill_script(
+        self, name: str, script: str, args: list[str], *, client_key: str = "stdio"
+    ) -> ToolOutput:
+        """Run an allowed script of a skill (``skills_exec`` on, allowlisted or approved for
+        the client's session); every attempt is audited."""
+        from skilldeck.core.execution import execute
+
+        skill = self._skill(name)
+        session_id = self.session_for(client_key)
+        store = self.store()
+        result = execute(
+            self.settings, skill, script, list(args), store=store, session_id=session_id
+        )
+        result["session"] = session_id
+        status = (
+            "timed out and was killed"
+            if result["timed_out"]
+            else (f"exited with {result['exit_code']}")
+        )
+        lines = [f"{skill.name}/{result['script']} {status}."]
+        for label in ("stdout", "stderr"):
+            if result[label]:
+                lines.append(f"--- {label} ---\n{result[label].rstrip(chr(10))}")
+        if result["truncated"]:
+            lines.append("[output was cut at 1 MB]")
+        lines.extend(f"Warning: {w}" for w in result["warnings"])
+        return ToolOutput(result, "\n".join(lines))
+
     # ------------------------------------------------------------------ resources
 
     def resource_page(self, cursor: str | None) -> tuple[list[Skill], str | None]:
@@ -595,7 +640,7 @@ class SkillService:
         """Completions of a ``skill://`` template argument: skill names or file paths."""
         if argument == "name":
             return [s.name for s in self.visible if s.name.startswith(prefix)]
-        if argument == "path":
+        if argument == "path" and self.settings.skills_v1:
             skill = self.workspace.by_name(known.get("name", ""))
             if skill is None or not (skill.enabled and skill.valid):
                 return []

@@ -574,7 +574,9 @@ class MainScreen(UsesDeck, Screen[None]):
         from skilldeck.core.registry import set_enabled
 
         try:
-            set_enabled(self.deck.settings.registry_file, skill.name, enabled)
+            set_enabled(
+                self.deck.settings.registry_file, skill.name, enabled, skill.default_enabled
+            )
         except SkilldeckError as exc:
             self.app.call_from_thread(self.notify, exc.message, severity="error")
             return

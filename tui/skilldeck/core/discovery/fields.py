@@ -46,10 +46,35 @@ def extract(skill: Skill, fm: dict[str, Any]) -> None:
         skill.triggers = _triggers(skill, fm["triggers"])
     skill.tools = tuple(_add_allowed_refs(_tools(skill, fm.get("tools")), skill.allowed_tools))
     _extract_priority(skill, fm.get("priority"))
+    _extract_manifest(skill, fm)
     if "disable-model-invocation" in fm or "hide-from-discovery" in fm:
         skill.hidden = _truthy(fm.get("disable-model-invocation")) or _truthy(
             fm.get("hide-from-discovery")
         )
+
+
+def _extract_manifest(skill: Skill, fm: dict[str, Any]) -> None:
+    """``toolsets``, ``scripts``, ``default_enabled`` and ``brief_description`` (wrong types
+    are left out here; validation reports them)."""
+    toolsets = fm.get("toolsets")
+    if isinstance(toolsets, list):
+        names = [t if isinstance(t, str) else t.get("name") for t in toolsets if _entry(t)]
+        skill.toolsets = tuple(n for n in names if isinstance(n, str) and n.strip())
+    scripts = fm.get("scripts")
+    if isinstance(scripts, list):
+        paths = [s if isinstance(s, str) else s.get("path") for s in scripts if _entry(s)]
+        skill.scripts = tuple(p for p in paths if isinstance(p, str) and p.strip())
+    if isinstance(fm.get("default_enabled"), bool):
+        skill.default_enabled = bool(fm["default_enabled"])
+        skill.enabled = skill.default_enabled  # until a registry says otherwise
+    brief = fm.get("brief_description")
+    if isinstance(brief, str) and brief.strip():
+        skill.brief_description = " ".join(brief.split())
+
+
+def _entry(value: Any) -> bool:
+    """A list entry that is a string or a mapping."""
+    return isinstance(value, str | dict)
 
 
 def _wrong_type(skill: Skill, key: str, expected: str, value: Any) -> None:

@@ -287,6 +287,26 @@ class SessionStore:
         )
         return self.get(session_id)
 
+    def request_approval(self, session_id: str, tool: str, actor: str = "agent") -> None:
+        """Put ``tool`` on the session's pending queue (once) for an operator to decide."""
+        name = _clean_tool(tool)
+        session = self.get(session_id)
+        if name not in session.pending:
+            self.backend.add_pending(session_id, name, actor, time.time())
+
+    def record(
+        self,
+        session_id: str | None,
+        action: str,
+        subject: str,
+        detail: dict[str, Any] | None = None,
+        actor: str = "agent",
+    ) -> int:
+        """Append one audit row (e.g. a script run, allowed or not); return its id."""
+        return self.backend.append_audit(
+            session_id, actor, action, subject, dict(detail or {}), time.time()
+        )
+
     def pending(self, session_id: str) -> builtins.list[str]:
         """Tools waiting for an operator's decision, oldest first."""
         return self.get(session_id).pending

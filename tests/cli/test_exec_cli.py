@@ -1,0 +1,213 @@
+"""``skilldeck config``, ``skilldeck run`` and script approvals (real subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import write_skill
+from skilldeck.core.execution import network_sandbox
+from skilldeck.core.sessions import SessionStore
+
+
+def env_for(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLDECK_")}
+    env.update({"SKILLDECK_HOME": str(home), "NO_COLOR": "1", **extra})
+    return env
+
+
+def run(
+    home: Path, *args: str, rc: int | None = 0, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "skilldeck", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env_for(home, **extra),
+    )
+    if rc is not None:
+        assert proc.returncode == rc, (proc.stdout, proc.stderr)
+    return proc
+
+
+def run_json(home: Path, *args: str, rc: int | None = 0, **extra: str) -> Any:
+    return json.loads(run(home, "--format", "json", *args, rc=rc, **extra).stdout)
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Path, Path]:
+    """A root with skill ``demo`` and its scripts, and a home with skills_exec on."""
+    root = tmp_path / "skills"
+    write_skill(root, "demo", description="Demo skill. Use when testing scripts.")
+    scripts = root / "demo" / "scripts"
+    scripts.mkdir()
+    (scripts / "hello.py").write_text(
+        "import os, sys\nprint('hello', *sys.argv[1:], os.environ.get('SECRET', 'none'))\n",
+        encoding="utf-8",
+    )
+    (scripts / "sleep.sh").write_text("sleep 30\n", encoding="utf-8")
+    (scripts / "flood.py").write_text(
+        "import sys\nsys.stdout.write('x' * (3 * 1024 * 1024))\n", encoding="utf-8"
+    )
+    (scripts / "net.py").write_text(
+        "import socket\ns = socket.create_connection(('127.0.0.1', 9), timeout=2)\n",
+        encoding="utf-8",
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("semantic = false\nskills_exec = true\n", "utf-8")
+    return root, home
+
+
+def allow(home: Path, *lines: str) -> None:
+    (home / "ALLOWLIST.txt").write_text("# allowed\n" + "\n".join(lines) + "\n", "utf-8")
+
+
+def test_config_shows_sources(setup: tuple[Path, Path]) -> None:
+    _, home = setup
+    data = run_json(home, "config", SKILLDECK_SKILLS_V1="0", SKILLDECK_EXEC_TIMEOUT_S="5")
+    settings = data["settings"]
+    assert settings["skills_v1"] == {"value": False, "source": "SKILLDECK_SKILLS_V1"}
+    assert settings["skills_exec"]["value"] is True
+    assert settings["skills_exec"]["source"].endswith("config.toml")
+    assert settings["exec_timeout_s"] == {"value": 5.0, "source": "SKILLDECK_EXEC_TIMEOUT_S"}
+    assert settings["session_mode"]["source"] == "default"
+    text = run(home, "config").stdout
+    assert "skills_exec" in text and "default" in text
+
+
+def test_allowlisted_run_with_scrubbed_env(setup: tuple[Path, Path]) -> None:
+    root, home = setup
+    allow(home, "demo/scripts/hello.py")
+    data = run_json(home, "--root", str(root), "run", "demo", "scripts/hello.py", "a b", SECRET="s")
+    assert data["exit_code"] == 0 and data["allowed_by"] == "allowlist"
+    assert data["stdout"] == "hello a b none\n"
+    assert len(data["sha256"]) == 64
+    assert not data["truncated"] and not data["timed_out"]
+    audit = SessionStore(home / "sessions.db", settings=_settings(home)).audit()
+    assert any(e.action == "script_run" and e.subject == "demo/scripts/hello.py" for e in audit)
+
+
+def _settings(home: Path) -> Any:
+    from skilldeck.core.config import load_settings
+
+    return load_settings(home / "config.toml")
+
+
+def test_flag_off_refused(setup: tuple[Path, Path]) -> None:
+    root, home = setup
+    allow(home, "demo/scripts/hello.py")
+    proc = run(
+        home,
+        "--root",
+        str(root),
+        "run",
+        "demo",
+        "scripts/hello.py",
+        rc=2,
+        SKILLDECK_SKILLS_EXEC="0",
+    )
+    assert "PERMISSION_DENIED" in proc.stderr and "execution is off" in proc.stderr
+    err = run_json(
+        home,
+        "--root",
+        str(root),
+        "run",
+        "demo",
+        "scripts/hello.py",
+        rc=2,
+        SKILLDECK_SKILLS_EXEC="0",
+    )
+    assert err["error"]["reason"] == "exec_disabled"
+
+
+def test_not_allowed_and_escape_refused(setup: tuple[Path, Path]) -> None:
+    root, home = setup
+    err = run_json(home, "--root", str(root), "run", "demo", "scripts/hello.py", rc=2)
+    assert err["error"]["reason"] == "not_allowed"
+    err = run_json(home, "--root", str(root), "run", "demo", "../demo/scripts/hello.py", rc=2)
+    assert err["error"]["code"] == "INVALID_PARAM"
+    audit = SessionStore(home / "sessions.db", settings=_settings(home)).audit()
+    assert any(e.action == "script_refused" for e in audit)
+
+
+def test_approval_pinned_to_hash(setup: tuple[Path, Path]) -> None:
+    root, home = setup
+    sid = run_json(home, "session", "new", "--mode", "approval")["id"]
+    base = ("--root", str(root))
+    err = run_json(home, *base, "run", "--session", sid, "demo", "scripts/hello.py", rc=2)
+    assert err["error"]["reason"] == "requires_approval"
+    pending = run_json(home, "session", "pending", sid)
+    assert any("demo/scripts/hello.py@sha256:" in str(p) for p in json.dumps(pending).split(","))
+    run(home, *base, "session", "approve", sid, "--script", "demo/scripts/hello.py")
+    ok = run_json(home, *base, "run", "--session", sid, "demo", "scripts/hello.py")
+    assert ok["allowed_by"] == "approved" and ok["exit_code"] == 0
+    script = root / "demo" / "scripts" / "hello.py"
+    script.write_text(script.read_text("utf-8") + "print('changed')\n", "utf-8")
+    err = run_json(home, *base, "run", "--session", sid, "demo", "scripts/hello.py", rc=2)
+    assert err["error"]["reason"] == "requires_approval"
+    run(home, *base, "session", "approve", sid, "--script", "demo/scripts/hello.py")
+    ok = run_json(home, *base, "run", "--session", sid, "demo", "scripts/hello.py")
+    assert ok["stdout"].endswith("changed\n")
+
+
+def test_timeout_kills(setup: tuple[Path, Path]) -> None:
+    root, home = setup
+    allow(home, "demo/scripts/sleep.sh")
+    data = run_json(
+        home,
+        "--root",
+        str(root),
+        "run",
+        "demo",
+        "scripts/sleep.sh",
+        rc=1,
+        SKILLDECK_EXEC_TIMEOUT_S="1",
+    )
+    assert data["timed_out"] is True and data["duration_ms"] < 10_000
+
+
+def test_output_cut_at_cap(setup: tuple[Path, Path]) -> None:
+    root, home = setup
+    allow(home, "demo/scripts/flood.py")
+    data = run_json(home, "--root", str(root), "run", "demo", "scripts/flood.py")
+    assert data["truncated"] is True and len(data["stdout"]) == 1024 * 1024
+
+
+def test_too_many_args_refused(setup: tuple[Path, Path]) -> None:
+    root, home = setup
+    allow(home, "demo/scripts/hello.py")
+    args = ["x"] * 101
+    err = run_json(home, "--root", str(root), "run", "demo", "scripts/hello.py", *args, rc=2)
+    assert err["error"]["reason"] == "too_many_args"
+
+
+@pytest.mark.skipif(network_sandbox() is None, reason="unshare --net is not available here")
+def test_network_refused_in_sandbox(setup: tuple[Path, Path]) -> None:
+    root, home = setup
+    allow(home, "demo/scripts/net.py")
+    data = run_json(home, "--root", str(root), "run", "demo", "scripts/net.py", rc=1)
+    assert data["network_isolated"] is True
+    assert data["exit_code"] != 0 and "Error" in data["stderr"]
+
+
+def test_the_checked_bytes_run_not_a_later_edit(tmp_path: Path) -> None:
+    """What runs is a private copy of the bytes that were hashed: an edit made after the
+    check (a swap between approval and run) does not run."""
+    from skilldeck.core.execution.runner import run_script
+
+    folder = tmp_path / "skill"
+    folder.mkdir()
+    script = folder / "go.py"
+    checked = b"import os\nprint('checked', os.getcwd())\n"
+    script.write_bytes(b"print('edited after the check')\n")
+    result = run_script(script, folder, [], 30, checked)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.split() == ["checked", str(folder)]

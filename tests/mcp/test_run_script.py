@@ -1,0 +1,83 @@
+"""``run_skill_script`` over MCP with the SDK's stdio client, approvals made by the CLI in
+another process, and the ``skills_v1`` flag (real subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from mcp_harness import ServerClient, error_code, make_home, server_env, telemetry_events
+
+from conftest import write_skill
+
+
+def cli(home: Path, *args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "skilldeck", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(home),
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def build(tmp_path: Path, config: str) -> tuple[Path, Path]:
+    root = tmp_path / "skills"
+    write_skill(root, "demo", description="Demo skill. Use when testing scripts.")
+    (root / "demo" / "run.py").write_text("import sys\nprint('ran', *sys.argv[1:])\n", "utf-8")
+    home = make_home(tmp_path / "home")
+    (home / "config.toml").write_text(f"semantic = false\n{config}", "utf-8")
+    return root, home
+
+
+def test_approved_by_cli_then_run_over_mcp(tmp_path: Path) -> None:
+    root, home = build(tmp_path, "skills_exec = true\n")
+    sid = json.loads(cli(home, "session", "new", "--mode", "approval", "--format", "json"))["id"]
+    client = ServerClient(root, home, "--session", sid).start()
+    try:
+        call = {"name": "demo", "script": "run.py", "args": ["x", "y"]}
+        refused = client.call("run_skill_script", call)
+        assert error_code(refused) == "PERMISSION_DENIED"
+        assert refused.structured_content["error"]["reason"] == "requires_approval"
+        cli(home, "--root", str(root), "session", "approve", sid, "--script", "demo/run.py")
+        result = client.call("run_skill_script", call)
+        assert not result.is_error
+        data = result.structured_content
+        assert data["stdout"] == "ran x y\n" and data["allowed_by"] == "approved"
+        assert data["session"] == sid
+        bad = client.call("run_skill_script", {"name": "demo", "script": "run.py", "args": [1]})
+        assert error_code(bad) == "INVALID_PARAM"
+    finally:
+        client.close()
+    results = telemetry_events(home, "skill_exec_result")
+    assert results and results[-1]["exit_code"] == 0 and len(results[-1]["sha256"]) == 64
+    attempts = telemetry_events(home, "skill_exec_attempt")
+    assert [a["allowed"] for a in attempts][:2] == [False, True]
+
+
+def test_exec_flag_off_refused_over_mcp(tmp_path: Path) -> None:
+    root, home = build(tmp_path, "")
+    (home / "ALLOWLIST.txt").write_text("demo/run.py\n", "utf-8")
+    client = ServerClient(root, home).start()
+    try:
+        refused = client.call("run_skill_script", {"name": "demo", "script": "run.py"})
+        assert refused.structured_content["error"]["reason"] == "exec_disabled"
+    finally:
+        client.close()
+
+
+def test_skills_v1_off_lists_and_loads_nothing(tmp_path: Path) -> None:
+    root, home = build(tmp_path, "skills_v1 = false\n")
+    client = ServerClient(root, home).start()
+    try:
+        listing = client.call("list_skills", {})
+        assert "demo" not in json.dumps(listing.structured_content)
+        refused = client.call("load_skill", {"name": "demo"})
+        assert refused.structured_content["error"]["reason"] == "skills_disabled"
+    finally:
+        client.close()
+    assert "demo" in cli(home, "--root", str(root), "list")
