@@ -86,14 +86,6 @@ TAB_BINDINGS: list[BindingType] = [
 """``1``-``5`` pick a tab outside the search box, ``alt+1``-``alt+5`` from anywhere."""
 
 
-def demote_shadowed(hits: list[Hit]) -> list[Hit]:
-    """``hits`` with shadowed copies after every winner: a copy that is never used should
-    not sit right under the skill that shadows it."""
-    if not any(h.skill.shadowed for h in hits):
-        return hits
-    return [h for h in hits if not h.skill.shadowed] + [h for h in hits if h.skill.shadowed]
-
-
 def empty_catalog_hint(roots: list[Path]) -> Text:
     """What to tell someone whose skill folders hold no skill yet."""
     text = Text("No skills found.\n\n", style="bold")
@@ -344,7 +336,7 @@ class MainScreen(UsesDeck, Screen[None]):
     def _apply(self, ranked: Ranked, keep: Skill | None) -> None:
         if ranked.query != self.query_text:
             return  # a newer query is on its way
-        hits = demote_shadowed(ranked.hits)
+        hits = ranked.hits
         total = ranked.total
         pin = self._pin
         if pin is not None:

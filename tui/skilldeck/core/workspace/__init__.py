@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Literal
 
 from skilldeck.core.config import Settings
 from skilldeck.core.model import Catalog, Diagnostic, Severity, Skill, Source
-from skilldeck.core.workspace.views import Hit, Ranked, sort_key
+from skilldeck.core.workspace.views import Hit, Ranked, sort_key, winners_first
 from skilldeck.core.workspace.watch import baseline, stat
 from skilldeck.core.workspace.watch import changed as watched_changed
 
@@ -487,7 +487,8 @@ class Workspace:
             return agent_search(index, query, limit, self.settings, available_tools=tools)
 
     def rank(self, query: str, limit: int, semantic: bool = False) -> Ranked:
-        """Answer one query over every skill: ranked, or name-sorted for an empty query.
+        """Answer one query over every skill: ranked, or name-sorted for an empty query;
+        shadowed copies always come after every winner (:func:`views.winners_first`).
 
         Before the index is ready a plain case-insensitive filter on name and description
         stands in (``ranked`` is then False). The embedding signal is used only when
@@ -496,8 +497,8 @@ class Workspace:
         started = time.perf_counter()
         text = query.strip()
         if not text:
-            skills = self.all_sorted()
-            return Ranked(query, [Hit(s) for s in skills[:limit]], len(skills), _ms(started))
+            listing = winners_first([Hit(s) for s in self.all_sorted()])
+            return Ranked(query, listing[:limit], len(listing), _ms(started))
         held = self._indexes.get("all")
         if held is None:
             needle = text.lower()
@@ -506,12 +507,13 @@ class Workspace:
                 for s in self.all_sorted()
                 if needle in s.name.lower() or needle in s.description.lower()
             ]
-            hits = [Hit(s) for s in found[:limit]]
+            hits = winners_first([Hit(s) for s in found])[:limit]
             return Ranked(query, hits, len(found), _ms(started), ranked=False)
         use_semantic = semantic and bool(held[1].semantic)
         with self.lock:
             response = held[1].search(text, limit=limit, semantic=use_semantic)
         hits = [Hit(self.skill_at(r.skill.path) or r.skill, r.score) for r in response.results]
+        hits = winners_first(hits)
         total = max(response.total, len(hits))
         return Ranked(query, hits, total, _ms(started), semantic=use_semantic)
 

@@ -7,9 +7,17 @@ from dataclasses import dataclass
 from skilldeck.core.model import Skill
 
 
-def sort_key(skill: Skill) -> tuple[str, int, str]:
-    """Name order; for equal names the winner (highest source) first."""
-    return (skill.name.lower(), -skill.source.rank, str(skill.path))
+def sort_key(skill: Skill) -> tuple[str, bool, int, str]:
+    """Name order; for equal names the winner first, then by source (highest first)."""
+    return (skill.name.lower(), skill.shadowed, -skill.source.rank, str(skill.path))
+
+
+def winners_first(hits: list[Hit]) -> list[Hit]:
+    """``hits`` in the same order, but shadowed copies after every winner: a copy that is
+    never used should not sit between the skills that are."""
+    if not any(h.skill.shadowed for h in hits):
+        return hits
+    return [h for h in hits if not h.skill.shadowed] + [h for h in hits if h.skill.shadowed]
 
 
 @dataclass(slots=True)
