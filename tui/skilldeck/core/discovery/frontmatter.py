@@ -38,7 +38,8 @@ import re
 import stat
 from pathlib import Path
 
-from skilldeck.core.confined import read_confined, refusal
+from skilldeck.core.config import hardlinks_allowed
+from skilldeck.core.confined import inside, kind_problem, read_confined
 from skilldeck.core.discovery.fields import extract, split_allowed_tools
 from skilldeck.core.discovery.resources import MAX_RESOURCE_DEPTH, MAX_RESOURCES, list_resources
 from skilldeck.core.discovery.yamlload import load_mapping
@@ -85,13 +86,25 @@ class _Head:
         self.mtime_ns = mtime_ns
 
 
+class _Refused(Exception):
+    """The opened file breaks the confinement rule (its kind or its hard links)."""
+
+
 def _read_head(path: str) -> _Head:
-    """Read from the start of ``path`` until the closing fence (bounded)."""
+    """Read from the start of ``path`` until the closing fence (bounded).
+
+    The kind of file is checked on the ``fstat`` of what was opened (one stat for both the
+    confinement rule and the read).
+    """
     fd = os.open(path, _O_FLAGS)
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+        allow = st.st_nlink > 1 and hardlinks_allowed()
+        problem = kind_problem(st, allow)
+        if problem is not None:
+            raise _Refused(problem)
         data = os.read(fd, _CHUNK)
         eof = len(data) < _CHUNK
         while not eof and len(data) < MAX_FRONTMATTER_BYTES and _locate(data, eof) is None:
@@ -156,13 +169,14 @@ def parse_file(
     ``rel_id`` is the skill folder relative to ``root`` when the caller knows it.
     """
     skill = _empty_skill(path, source, root, rel_id)
-    problem = refusal(path, path.parent)
-    if problem is not None:
-        message = f"{path.name} {problem}: not read"
+    try:
+        if not inside(str(path), str(path.parent)):
+            raise _Refused("resolves outside the skill folder")
+        head = _read_head(str(path))
+    except _Refused as refused:
+        message = f"{path.name} {refused}: not read"
         skill.diagnostics.append(Diagnostic("SD118", Severity.ERROR, message, path))
         return skill
-    try:
-        head = _read_head(str(path))
     except OSError as exc:
         reason = exc.strerror or exc.__class__.__name__
         skill.diagnostics.append(
