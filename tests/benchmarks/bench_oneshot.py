@@ -19,6 +19,9 @@ child alone) for, side by side in the same run and on the same catalog:
     goal is warm <= 0.4x this.
 ``bm25s pipeline``
     The same with ``bm25s`` instead of rank-bm25 (when installed).
+``... bodies too``
+    Both pipelines indexing what the cold build indexes (name, description, tags, body
+    cut at ``body_bytes_for(n)``): the cold figure's side-by-side.
 
 Each run uses another query (two or three words from the catalog's descriptions). 100k is
 measured only with ``--with-100k`` (its cold run takes minutes).
@@ -67,6 +70,20 @@ BM25S = PLAIN.replace("from rank_bm25 import BM25Okapi", "import bm25s").replace
     "bm25 = bm25s.BM25()\nbm25.index(docs, show_progress=False)\n"
     "scores = bm25.get_scores(word.findall(query.lower()) or ['a'])",
 )
+
+
+_TEXT = "text = f\"{meta.get('name', '')} {meta.get('description', '')}\".lower()"
+_WITH_BODY = (
+    "text = f\"{meta.get('name', '')} {meta.get('description', '')} {meta.get('tags', '')} "
+    "{data[end + 4 : end + 4 + int(sys.argv[3])].decode('utf-8', 'replace')}\".lower()"
+)
+assert _TEXT in PLAIN
+PLAIN_BODIES = PLAIN.replace(_TEXT, _WITH_BODY)
+BM25S_BODIES = BM25S.replace(_TEXT, _WITH_BODY)
+"""The two pipelines indexing what a cold build indexes: name, description, tags and the
+body cut at ``body_bytes_for(n)`` (argv[3]). Side by side with ``skilldeck cold``: the
+same text through well-kept libraries, with no validation, store, typo or prefix
+structures."""
 
 
 def _queries(root: Path, count: int) -> list[str]:
@@ -135,7 +152,25 @@ def bench_size(root: Path, runs: int, cold_runs: int) -> list[dict[str, object]]
         else:
             fast = [_run([sys.executable, "-c", BM25S, str(root), q], env) for q in queries[:runs]]
             results.append(_summary("bm25s pipeline (CSafeLoader + bm25s)", fast))
+        results.extend(_with_bodies(root, queries[:cold_runs], env))
     return results
+
+
+def _with_bodies(root: Path, queries: list[str], env: dict[str, str]) -> list[dict[str, object]]:
+    """The pipelines over bodies too (compare with ``skilldeck cold``)."""
+    from skilldeck.core.search.analysis import body_bytes_for
+
+    cap = str(body_bytes_for(sum(1 for _ in root.rglob("SKILL.md"))))
+    out = []
+    for label, script in (("rank-bm25", PLAIN_BODIES), ("bm25s", BM25S_BODIES)):
+        if label == "bm25s":
+            try:
+                import bm25s  # noqa: F401
+            except ImportError:
+                continue
+        runs = [_run([sys.executable, "-c", script, str(root), q, cap], env) for q in queries]
+        out.append(_summary(f"{label} pipeline, bodies too (compare with cold)", runs))
+    return out
 
 
 def main() -> int:

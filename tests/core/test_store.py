@@ -6,9 +6,11 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from conftest import REPO, write_skill
 from skilldeck.core.config import Settings
 from skilldeck.core.discovery import Root, discover, records
 from skilldeck.core.model import Catalog, Source
+from skilldeck.core.search.persist import load_or_build
 from skilldeck.core.store import STORE_FILE, LocalStore
 
 OLD_NS = 10**18  # 2001: far from "now", so rows are trusted on (mtime, size)
@@ -477,3 +480,32 @@ def test_four_processes_share_one_store(tmp_path: Path, isolated_home: Path) -> 
     assert store.notices == []
     assert store.connect().execute("SELECT count(*) FROM skills").fetchone()[0] == 150
     assert [s.to_dict() for s in run(root, store).skills] == results[0]["skills"]
+
+
+def test_prune_drops_old_indexes_and_rows_of_deleted_files(
+    tmp_path: Path, store: LocalStore
+) -> None:
+    paths = make_skills(tmp_path / "skills")
+    catalog = run(tmp_path / "skills", store)
+    load_or_build(catalog.skills, store, "old", semantic=False)
+    load_or_build(catalog.skills, store, "fresh", semantic=False)
+    with store.write() as conn:
+        conn.execute("UPDATE index_meta SET updated_ns = 1 WHERE key = 'old'")
+    shutil.rmtree(paths[0].parent)
+    assert store.prune() == (1, 1)
+    conn = store.connect()
+    assert [k for (k,) in conn.execute("SELECT DISTINCT key FROM index_blobs")] == ["fresh"]
+    assert [k for (k,) in conn.execute("SELECT key FROM index_meta")] == ["fresh"]
+    rows = {p for (p,) in conn.execute("SELECT path FROM skills")}
+    assert rows == {os.path.realpath(p) for p in paths[1:]}
+    assert store.prune() == (0, 0)
+    # once a day at most: saving the indexes above pruned and left the marker
+    marker = Path(str(store.path)).with_name("store.pruned")
+    assert marker.exists()
+    shutil.rmtree(paths[1].parent)
+    store.prune_if_due()  # not due: the row of the deleted skill stays
+    assert conn.execute("SELECT count(*) FROM skills").fetchone()[0] == len(rows)
+    old = time.time() - 2 * 24 * 3600
+    os.utime(marker, (old, old))
+    store.prune_if_due()
+    assert conn.execute("SELECT count(*) FROM skills").fetchone()[0] == len(rows) - 1

@@ -227,3 +227,21 @@ def test_searches_stay_consistent_while_refreshing(tmp_path: Path) -> None:
         thread.join()
     assert errors == []
     assert len(ws.visible_to_models()) == 8
+
+
+def test_registry_tags_reach_a_saved_index(isolated_home: Path, tmp_path: Path) -> None:
+    """Tags the registry adds are searchable at once, though no SKILL.md changed."""
+    root = tmp_path / "skills"
+    _corpus(root)
+    store = LocalStore.open(isolated_home)
+    ws = _workspace(root, store)
+    ws.discover()
+    assert ws.index().search("zeppelin").results == []
+    ws.settings.registry_file.write_text(
+        '{"skills": {"csv-cleaner": {"tags": ["zeppelin"]}}}', encoding="utf-8"
+    )
+    again = _workspace(root, store)
+    again.discover()
+    assert [r.skill.name for r in again.index().search("zeppelin").results] == ["csv-cleaner"]
+    once = _workspace(root, store).search_once("zeppelin", 5)
+    assert [r.skill.name for r in once.results] == ["csv-cleaner"]

@@ -20,6 +20,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,6 +34,10 @@ APPLICATION_ID = 0x534B4443
 
 STORE_FILE = "store.sqlite3"
 BUSY_TIMEOUT_MS = 10_000
+PRUNE_AFTER_S = 30 * 24 * 3600
+"""A saved index not updated for this long is dropped (rebuilt if its catalog comes back)."""
+PRUNE_EVERY_S = 24 * 3600
+"""How often :meth:`LocalStore.prune_if_due` prunes (the mtime of ``store.pruned``)."""
 
 SCHEMA = (
     # One parsed skill, keyed by the real path of its SKILL.md, with the file's stat when
@@ -149,6 +154,46 @@ class LocalStore:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA synchronous = NORMAL")
         return conn
+
+    # ----------------------------------------------------------------- pruning
+
+    def prune(self, now_s: float | None = None) -> tuple[int, int]:
+        """Drop saved indexes not updated for :data:`PRUNE_AFTER_S` and the rows of
+        SKILL.md files that no longer exist; returns (indexes, rows) dropped.
+
+        The store is a cache: what is dropped is rebuilt when needed. Without pruning,
+        every catalog ever searched (a CI checkout in a new temp folder each run) would
+        stay in the file for good.
+        """
+        cutoff = int(((now_s if now_s is not None else time.time()) - PRUNE_AFTER_S) * 1e9)
+        conn = self.connect()
+        stale = [
+            k for (k,) in conn.execute("SELECT key FROM index_meta WHERE updated_ns < ?", (cutoff,))
+        ]
+        gone = [p for (p,) in conn.execute("SELECT path FROM skills") if not os.path.exists(p)]
+        if stale or gone:
+            with self.write() as tx:
+                tx.executemany("DELETE FROM index_blobs WHERE key = ?", [(k,) for k in stale])
+                tx.executemany("DELETE FROM index_meta WHERE key = ?", [(k,) for k in stale])
+                tx.executemany("DELETE FROM skills WHERE path = ?", [(p,) for p in gone])
+        return len(stale), len(gone)
+
+    def prune_if_due(self) -> None:
+        """:meth:`prune` at most once per :data:`PRUNE_EVERY_S` (never for a memory store;
+        a store that is busy or failing is left for next time)."""
+        if self.path is None:
+            return
+        marker = self.path.with_name("store.pruned")
+        try:
+            if time.time() - marker.stat().st_mtime < PRUNE_EVERY_S:
+                return
+        except OSError:
+            pass
+        try:
+            marker.touch()
+            self.prune()
+        except (OSError, sqlite3.Error):
+            return
 
     # ----------------------------------------------------------------- opening
 

@@ -47,7 +47,7 @@ from skilldeck.core.search.index import FIELD_WEIGHTS, SearchIndex
 from skilldeck.core.search.postings import FieldPostings
 from skilldeck.core.store import LocalStore
 
-FORMAT = 2
+FORMAT = 3
 """Layout of the saved index; a saved index of another format is rebuilt."""
 
 ARRAYS: dict[str, str] = {
@@ -90,9 +90,11 @@ class Saved:
 
 
 def stamp(skill: Skill) -> str:
-    """What tells one version of a SKILL.md from another: its content hash (which may
-    cover only the frontmatter), size and modification time."""
-    return f"{skill.content_hash}:{skill.size}:{skill.mtime_ns}"
+    """What tells one version of an indexed skill from another: its SKILL.md's content
+    hash (which may cover only the frontmatter), size and modification time, and a CRC of
+    its tags (the registry adds tags without touching the file)."""
+    tags = zlib.crc32("\0".join(skill.tags).encode("utf-8", "replace"))
+    return f"{skill.content_hash}:{skill.size}:{skill.mtime_ns}:{tags:x}"
 
 
 def analysis_fingerprint() -> str:
@@ -261,6 +263,7 @@ def save(index: SearchIndex, store: LocalStore, key: str, fingerprint: str | Non
             )
     except sqlite3.Error:
         return False
+    store.prune_if_due()
     return True
 
 
