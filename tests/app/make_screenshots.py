@@ -128,6 +128,43 @@ async def approvals_scene(pilot: object) -> None:
     await press(pilot, "tab")
 
 
+async def script_review_scene(pilot: object) -> None:
+    """An agent's run of the shipped script waits for approval; its review shows the text
+    and the hash."""
+    from textual.pilot import Pilot
+
+    from skilldeck.app.app import SkilldeckApp
+    from skilldeck.core.config import load_settings
+    from skilldeck.core.discovery.frontmatter import parse_skill_file
+    from skilldeck.core.errors import SkilldeckError
+    from skilldeck.core.execution import execute
+    from skilldeck.core.sessions import SessionStore
+
+    assert isinstance(pilot, Pilot) and isinstance(pilot.app, SkilldeckApp)
+    os.environ["SKILLDECK_SKILLS_EXEC"] = "1"
+    skill = parse_skill_file(SKILLS / "measuring-text-files" / "SKILL.md", root=SKILLS)
+    other = SessionStore()  # the agent's MCP server, in another process
+    session = other.create(mode="approval", actor="agent", label="claude-code")
+    try:
+        execute(
+            load_settings(),
+            skill,
+            "scripts/text_stats.py",
+            ["notes.md"],
+            store=other,
+            session_id=session.id,
+        )
+    except SkilldeckError:
+        pass  # queued: requires_approval
+    finally:
+        other.close()
+        del os.environ["SKILLDECK_SKILLS_EXEC"]
+    await press(pilot, "down", "s")
+    pilot.app._poll_store()
+    await settle(pilot)
+    await press(pilot, "a")
+
+
 async def light_scene(pilot: object) -> None:
     """The light theme (badges and markers readable on its grey), a query typed."""
     await press(pilot, *"skill", "down", "ctrl+t")
@@ -138,6 +175,7 @@ SCENES: dict[str, tuple[Scene, tuple[int, int]]] = {
     "review": (review_scene, SIZE),
     "force-load": (force_load_scene, SIZE),
     "approvals": (approvals_scene, SIZE),
+    "script-review": (script_review_scene, SIZE),
     "light": (light_scene, (120, 36)),
     "small": (main_scene, SMALL),
 }

@@ -30,7 +30,7 @@ from mcp_harness import RawServer, ServerClient, error_code, make_home, serve_ar
 from conftest import write_skill
 from mcp import Client
 from skilldeck.core.sessions import SessionStore
-from skilldeck.mcp.server import MAX_LINE_CHARS
+from skilldeck.mcp.transport import MAX_LINE_CHARS
 
 HOSTILE_NAMES = [
     "Bash\x1b[2J",
@@ -387,7 +387,7 @@ STUCK_SERVER = """
 import sys, threading
 from pathlib import Path
 from skilldeck.core.config import Settings
-from skilldeck.mcp.server import run
+from skilldeck.mcp.transport import run
 from skilldeck.mcp.service import SkillService
 
 

@@ -17,6 +17,7 @@ def test_every_schema_is_strict() -> None:
         "read_skill_resource",
         "check_tool",
         "run_skill_script",
+        "skill_context",
     ]
     for tool in TOOLS:
         assert tool.input_schema["type"] == "object"

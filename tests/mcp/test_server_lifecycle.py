@@ -204,7 +204,7 @@ def test_http_transport_gives_each_client_a_session(root: Path, home: Path) -> N
         info = types.Implementation(name=name, version="1")
         async with Client(url, mode=mode, client_info=info) as client:
             tools = await client.list_tools()
-            assert len(tools.tools) == 6
+            assert len(tools.tools) == 7
             result = await client.call_tool("load_skill", {"name": "git-history"})
             assert not result.is_error
             data = result.structured_content

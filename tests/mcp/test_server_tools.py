@@ -29,6 +29,7 @@ TOOL_NAMES = {
     "read_skill_resource",
     "check_tool",
     "run_skill_script",
+    "skill_context",
 }
 
 

@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "skilldeck.cli.doctor_cmds",
     "skilldeck.cli.install_cmds",
     "skilldeck.cli.exec_cmds",
+    "skilldeck.cli.context_cmds",
 )
 
 _VALUE_OPTIONS = {"--root", "--profile", "--format"}

@@ -86,6 +86,6 @@ def run_serve(args: argparse.Namespace, ctx: CliContext) -> int:
         mode=args.mode,
         session_id=args.session,
     )
-    from skilldeck.mcp.server import run
+    from skilldeck.mcp.transport import run
 
     return run(service, http)

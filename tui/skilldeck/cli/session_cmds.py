@@ -107,6 +107,12 @@ def _register_session_changes(ssub: Any) -> None:
             default=None,
             help="a skill's script instead of a tool; pinned to its current SHA-256",
         )
+        p.add_argument(
+            "--toolset",
+            metavar="SKILL/PATH",
+            default=None,
+            help="a skill's toolset module (my-skill/toolsets/index.py); pinned to its SHA-256",
+        )
         p.set_defaults(func=cmd_tool_state, action=name)
 
     p = ssub.add_parser("mode", help="change a session's policy mode")
@@ -297,16 +303,24 @@ def cmd_tool_state(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def _tool_or_script(args: argparse.Namespace, ctx: CliContext) -> str:
-    """The entry to change: TOOL, or ``Script(SKILL/PATH@sha256:HEX)`` for ``--script``."""
-    if (args.tool is None) == (args.script is None):
-        raise SkilldeckError(ErrorCode.INVALID_PARAM, "give either TOOL or --script SKILL/PATH")
-    if args.script is None:
+    """The entry to change: TOOL, ``Script(SKILL/PATH@sha256:HEX)`` for ``--script`` or
+    ``Toolset(SKILL/PATH@sha256:HEX)`` for ``--toolset``."""
+    toolset = getattr(args, "toolset", None)
+    given = [v for v in (args.tool, args.script, toolset) if v is not None]
+    if len(given) != 1:
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM, "give one of TOOL, --script SKILL/PATH or --toolset SKILL/PATH"
+        )
+    if args.tool is not None:
         return str(args.tool)
     from skilldeck.cli.exec_cmds import find_skill
-    from skilldeck.core.execution import approval_key, resolve_script
+    from skilldeck.core.execution import approval_key, resolve_script, toolset_approval_for
 
-    name, _, path = str(args.script).partition("/")
-    request = resolve_script(find_skill(ctx, name), path)
+    name, _, path = str(args.script or toolset).partition("/")
+    skill = find_skill(ctx, name)
+    if toolset is not None:
+        return toolset_approval_for(skill, path)
+    request = resolve_script(skill, path)
     return approval_key(request.ref, request.sha256)
 
 

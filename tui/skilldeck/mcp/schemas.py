@@ -17,6 +17,7 @@ PATH_MAX = 4096
 TOOL_MAX = 500
 LIMIT_MAX = 50
 BUDGET_MAX = 1_000_000
+MAX_SKILLS_MAX = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +203,37 @@ TOOLS: tuple[ToolSpec, ...] = (
             ["name", "script"],
         ),
         read_only=False,
+    ),
+    ToolSpec(
+        name="skill_context",
+        title="Context for a message",
+        description=(
+            "What to put in the prompt for one user message: nothing, a breadcrumb "
+            "'[N skills available]' when no skill matches, the listing of skills (names "
+            "and brief descriptions) when the user asks what you can do, or the full "
+            "instructions of the best matching skills when a skill is mentioned or its "
+            "triggers match. Returns tier, reason, the skills with why each was chosen, "
+            "and text (the exact string to inject)."
+        ),
+        input_schema=_schema(
+            {
+                "message": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": ARGUMENTS_MAX,
+                    "description": "The user message, as written.",
+                },
+                "max_skills": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_SKILLS_MAX,
+                    "default": 3,
+                    "description": "Most skills whose instructions are given (default 3).",
+                },
+            },
+            ["message"],
+        ),
+        read_only=True,
     ),
 )
 

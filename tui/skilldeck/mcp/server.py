@@ -6,15 +6,15 @@ and text content, including ``isError`` results with an error code.
 
 Transports: stdio (one client per process) and streamable HTTP on a loopback address
 (several clients; each gets its own session). Both protocol eras the SDK serves work:
-handshake-era clients get ``notifications/resources/list_changed`` on their connection,
-2026-era clients get it through ``subscriptions/listen``; both transports advertise
-``resources.listChanged: true``. The tool set never changes, so
-``notifications/tools/list_changed`` is never sent.
+handshake-era clients get ``notifications/resources/list_changed`` and
+``notifications/prompts/list_changed`` (every skill is also a prompt:
+:mod:`skilldeck.mcp.prompts`) on their connection, 2026-era clients get them through
+``subscriptions/listen``; both transports advertise ``listChanged: true`` for both.
+Loading a skill with an allowed toolset mounts its tools for that client as
+``skill-name.tool`` and sends ``notifications/tools/list_changed`` the same two ways
+(:mod:`skilldeck.mcp.toolset_mounts`).
 
-Ending: EOF, SIGTERM/SIGINT, or a client that closes its pipes (even mid-call) all end the
-process with status 0 and no traceback; a call still blocked after a short grace is left
-behind (:func:`exit_if_stuck`). Over stdio, lines are bounded and a line that is not a
-valid JSON-RPC message gets an error response (see :func:`rejection`).
+Running it (stdio, HTTP, ending cleanly) is :mod:`skilldeck.mcp.transport`.
 
 Sessions are optional: when the session store cannot be used (read-only or missing
 ``SKILLDECK_HOME``, full disk) skills are still served and session calls answer an error.
@@ -22,36 +22,34 @@ Sessions are optional: when the session store cannot be used (read-only or missi
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import concurrent.futures
-import contextlib
-import json
-import os
-import signal
-import sys
-import threading
-import time
 import traceback
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TextIO
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.session import ServerSession
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourcesListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
 from mcp.shared.exceptions import MCPError
-from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skilldeck import __version__
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.safe_text import for_terminal
+from skilldeck.mcp.log import log
+from skilldeck.mcp.prompts import get_prompt, list_prompts
 from skilldeck.mcp.schemas import TOOLS, TOOLS_BY_NAME, validate_arguments
-from skilldeck.mcp.service import SkillService, ToolOutput, log, resource_uri
+from skilldeck.mcp.service import SkillService, ToolOutput, resource_uri
 
 SERVER_NAME = "skilldeck"
 POLL_SECONDS = 1.0
@@ -60,8 +58,11 @@ _MAX_TRACKED_CONNECTIONS = 256
 Ctx = ServerRequestContext[Any, Any]
 
 
-NOTIFICATIONS = NotificationOptions(resources_changed=True, tools_changed=False)
-"""What the server announces: resource (skill) list changes; the tool set is fixed."""
+NOTIFICATIONS = NotificationOptions(
+    prompts_changed=True, resources_changed=True, tools_changed=True
+)
+"""What the server announces: resource and prompt (skill) list changes, and tool list
+changes (toolset tools mounted for a client)."""
 
 
 class _Server(Server[Any]):
@@ -114,12 +115,14 @@ class SkilldeckMCP:
             on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_templates,
             on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
             on_completion=self._complete,
             on_subscriptions_listen=self.listen,
         )
 
     def initialization_options(self) -> InitializationOptions:
-        """Capabilities: resources list changes are announced; the tool set is fixed."""
+        """Capabilities: resource, prompt and tool list changes are announced."""
         return self.server.create_initialization_options(NOTIFICATIONS)
 
     # ------------------------------------------------------------------ clients
@@ -172,9 +175,11 @@ class SkilldeckMCP:
         """Tell clients the resource list (the skills) changed."""
         self.server.instructions = self.service.instructions()
         await self.bus.publish(ResourcesListChanged())
+        await self.bus.publish(PromptsListChanged())
         for session in list(self._legacy.values()):
             try:
                 await session.send_resource_list_changed()
+                await session.send_prompt_list_changed()
             except Exception as exc:
                 log(f"could not notify a client: {exc}")
 
@@ -216,12 +221,15 @@ class SkilldeckMCP:
             )
             for spec in TOOLS
         ]
+        tools.extend(self._mounted_tools(self.client_key(ctx)))
         return types.ListToolsResult(tools=tools)
 
     async def _call_tool(
         self, ctx: Ctx, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         spec = TOOLS_BY_NAME.get(params.name)
+        if spec is None and self.service.mounts.get(self.client_key(ctx), params.name):
+            return await self._call_mounted(ctx, params)
         if spec is None:
             raise MCPError(
                 types.INVALID_PARAMS,
@@ -244,7 +252,10 @@ class SkilldeckMCP:
             self._remember(ctx, key)
             await self._guard(self._refresh_inline)
             call = self._bind(spec.name, arguments, key)
+            mounted = self.service.mounts.names(key)
             output = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            if self.service.mounts.names(key) != mounted:
+                await self.announce_tools(key)
         except SkilldeckError as exc:
             return error_result(exc)
         except Exception as exc:
@@ -258,10 +269,63 @@ class SkilldeckMCP:
             )
         return ok_result(output)
 
+    def _mounted_tools(self, key: str) -> list[types.Tool]:
+        """The client's toolset tools (``skill-name.tool``), run out of process."""
+        return [
+            types.Tool(
+                name=mounted.name,
+                title=mounted.name,
+                description=mounted.tool.description or f"{mounted.name} (skill toolset)",
+                input_schema=mounted.tool.input_schema,
+                annotations=types.ToolAnnotations(
+                    title=mounted.name, destructive_hint=True, open_world_hint=False
+                ),
+            )
+            for mounted in self.service.mounts.tools(key)
+        ]
+
+    async def _call_mounted(
+        self, ctx: Ctx, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        """Call a mounted toolset tool in a child process (authorized again each call)."""
+        key = self.client_key(ctx)
+        self._remember(ctx, key)
+        arguments = dict(params.arguments or {})
+        try:
+            output = await anyio.to_thread.run_sync(
+                lambda: self.service.call_toolset_tool(params.name, arguments, client_key=key),
+                abandon_on_cancel=True,
+            )
+        except SkilldeckError as exc:
+            return error_result(exc)
+        except Exception as exc:
+            log(f"{params.name} failed:\n{traceback.format_exc()}")
+            return error_result(
+                SkilldeckError(
+                    ErrorCode.INTERNAL_ERROR,
+                    f"{params.name} failed unexpectedly: {type(exc).__name__}: {exc}",
+                )
+            )
+        return ok_result(output)
+
+    async def announce_tools(self, key: str) -> None:
+        """Tell the client ``key`` its tool list changed (toolset tools were mounted)."""
+        await self.bus.publish(ToolsListChanged())
+        session = self._legacy.get(key)
+        if session is not None:
+            try:
+                await session.send_tool_list_changed()
+            except Exception as exc:
+                log(f"could not notify a client: {exc}")
+
     def _bind(self, name: str, args: dict[str, Any], key: str) -> Callable[[], ToolOutput]:
         service = self.service
         if name == "search_skills":
             return lambda: service.search_skills(args["query"], int(args.get("limit", 3)))
+        if name == "skill_context":
+            return lambda: service.skill_context(
+                args["message"], int(args.get("max_skills", 3)), client_key=key
+            )
         if name == "list_skills":
             budget = args.get("budget")
             return lambda: service.list_skills(budget)
@@ -349,6 +413,37 @@ class SkilldeckMCP:
             )
         return types.ReadResourceResult(contents=[item])
 
+    # ------------------------------------------------------------------ prompts
+
+    async def _list_prompts(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        """Every enabled, model-visible skill as a prompt (none with ``skills_v1`` off)."""
+        await self._guard(self._refresh_inline)
+        cursor = params.cursor if params is not None else None
+        try:
+            return list_prompts(self.service, cursor)
+        except SkilldeckError as exc:
+            raise _protocol_error(exc) from exc
+
+    async def _get_prompt(
+        self, ctx: Ctx, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        """A skill's instructions with ``$ARGUMENTS`` applied (a load in the session)."""
+        await self._guard(self._refresh_inline)
+        key = self.client_key(ctx)
+        self._remember(ctx, key)
+        try:
+            return await anyio.to_thread.run_sync(
+                lambda: get_prompt(self.service, params.name, params.arguments, key),
+                abandon_on_cancel=True,
+            )
+        except SkilldeckError as exc:
+            raise _protocol_error(exc) from exc
+        except Exception as exc:
+            log(f"prompts/get failed:\n{traceback.format_exc()}")
+            raise MCPError(types.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}") from exc
+
     async def _complete(
         self, ctx: Ctx, params: types.CompleteRequestParams
     ) -> types.CompleteResult:
@@ -407,351 +502,3 @@ def _protocol_error(exc: SkilldeckError) -> MCPError:
     if exc.code in (ErrorCode.INVALID_PARAM, ErrorCode.NOT_FOUND, ErrorCode.PERMISSION_DENIED):
         code = types.INVALID_PARAMS
     return MCPError(code, exc.message, data=exc.to_dict())
-
-
-# ---------------------------------------------------------------------- transports
-
-
-MAX_LINE_CHARS = 16 * 1024 * 1024
-"""Longest JSON-RPC line read from stdin; a longer one is discarded (never held in memory
-whole) and answered with an Invalid Request error."""
-_OVERSIZED = object()
-
-
-class _StdinLines:
-    """Async line iterator over stdin, fed by one daemon thread.
-
-    The SDK's default reader blocks a worker thread that cancellation cannot interrupt and
-    that interpreter shutdown waits for, so a signal would leave the process hanging until
-    the client's next line. A daemon reader thread is simply left behind at exit.
-
-    Lines are bounded (:data:`MAX_LINE_CHARS`), and a line that is not a JSON-RPC message
-    the SDK accepts is answered here with a JSON-RPC error (the SDK drops such lines
-    silently): Parse error for non-JSON, Invalid Request (``id`` null when the id itself
-    is unusable) for the rest. Malformed notifications and responses get no answer, as
-    JSON-RPC requires; they reach the SDK, which logs and drops them.
-    """
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-        self._queue: asyncio.Queue[str | object] | None = None
-        self._reply: Any = None
-        self._ready = asyncio.Event()
-
-    def __aiter__(self) -> _StdinLines:
-        return self
-
-    def answer_with(self, write_stream: Any) -> None:
-        """Send error responses for rejected lines on ``write_stream`` (the SDK's)."""
-        self._reply = write_stream
-        self._ready.set()
-
-    def _read_line(self) -> str | object:
-        try:
-            line = self._stream.readline(MAX_LINE_CHARS)
-            if len(line) < MAX_LINE_CHARS or line.endswith("\n"):
-                return line
-            while line and not line.endswith("\n"):
-                line = self._stream.readline(MAX_LINE_CHARS)
-            return _OVERSIZED
-        except (OSError, ValueError):
-            return ""
-
-    def _start(self) -> asyncio.Queue[str | object]:
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[str | object] = asyncio.Queue(maxsize=64)
-
-        def pump() -> None:
-            while True:
-                line = self._read_line()
-                try:
-                    asyncio.run_coroutine_threadsafe(queue.put(line), loop).result()
-                except (RuntimeError, concurrent.futures.CancelledError):
-                    return
-                if line == "":
-                    return
-
-        threading.Thread(target=pump, name="skilldeck-stdin", daemon=True).start()
-        return queue
-
-    async def __anext__(self) -> str:
-        if self._queue is None:
-            self._queue = self._start()
-        while True:
-            item = await self._queue.get()
-            if item == "":
-                raise StopAsyncIteration
-            line = item if isinstance(item, str) else ""
-            if isinstance(item, str) and not item.strip():
-                continue
-            answer = rejection(line) if item is not _OVERSIZED else _too_long()
-            if answer is None:
-                return line
-            await self._answer(answer)
-
-    async def _answer(self, error: types.JSONRPCError) -> None:
-        await self._ready.wait()
-        log(f"rejected a message: {error.error.message}")
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            await self._reply.send(SessionMessage(error))
-
-
-def _too_long() -> types.JSONRPCError:
-    return _jsonrpc_error(
-        None,
-        types.INVALID_REQUEST,
-        f"Invalid Request: message longer than {MAX_LINE_CHARS} characters",
-    )
-
-
-def _jsonrpc_error(ident: Any, code: int, message: str) -> types.JSONRPCError:
-    return types.JSONRPCError(
-        jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=message)
-    )
-
-
-def rejection(line: str) -> types.JSONRPCError | None:
-    """The error response owed for one stdin line, or None when the line goes to the SDK
-    (a valid message, or a malformed notification or response, which gets no answer).
-
-    The id is checked before the SDK sees the line: the SDK reads a request whose id is
-    not a string or an integer (null, 1.5, true, an object) as a notification and drops it.
-    """
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return _jsonrpc_error(None, types.PARSE_ERROR, "Parse error: the line is not JSON")
-    if not isinstance(message, dict):
-        return _jsonrpc_error(
-            None, types.INVALID_REQUEST, "Invalid Request: expected one JSON object (no batches)"
-        )
-    if "id" not in message or ("method" not in message and message.keys() & {"result", "error"}):
-        return None
-    ident = message["id"]
-    if isinstance(ident, bool) or not isinstance(ident, str | int):
-        return _jsonrpc_error(
-            None, types.INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
-        )
-    try:
-        types.jsonrpc_message_adapter.validate_python(message, by_name=False)
-        return None
-    except ValueError:
-        pass
-    if message.get("jsonrpc") != "2.0":
-        reason = 'jsonrpc must be "2.0"'
-    elif not isinstance(message.get("method"), str):
-        reason = "method must be a string"
-    elif "params" in message and not isinstance(message["params"], dict):
-        reason = "params must be an object"
-    else:
-        reason = "not a valid JSON-RPC request"
-    return _jsonrpc_error(ident, types.INVALID_REQUEST, f"Invalid Request: {reason}")
-
-
-async def _watch_signals(scope: anyio.CancelScope) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for _signum in signals:
-            scope.cancel()
-            return
-
-
-async def serve_stdio(app: SkilldeckMCP) -> int:
-    """Serve one client over stdin/stdout until EOF or SIGTERM/SIGINT."""
-    from mcp.server.stdio import stdio_server
-
-    # A private descriptor: interpreter shutdown flushes sys.stdin and would wait for the
-    # lock the reader thread holds while blocked in readline().
-    stdin = open(  # noqa: SIM115
-        os.dup(sys.stdin.fileno()), encoding="utf-8", errors="replace", closefd=True
-    )
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_watch_signals, tg.cancel_scope)
-        tg.start_soon(app.poll_changes)
-        _warm_index(app.service)
-        try:
-            lines = _StdinLines(stdin)
-            async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
-                lines.answer_with(write_stream)
-                await app.server.run(read_stream, write_stream, app.initialization_options())
-        except (BaseExceptionGroup, OSError, anyio.BrokenResourceError) as exc:
-            if not peer_gone(exc):
-                raise
-            _drop_stdout()
-        tg.cancel_scope.cancel()
-    return 0
-
-
-_PEER_GONE = (
-    BrokenPipeError,
-    ConnectionResetError,
-    anyio.BrokenResourceError,
-    anyio.ClosedResourceError,
-)
-
-
-def peer_gone(exc: BaseException) -> bool:
-    """True when ``exc`` (or every exception inside a group) only says the client went
-    away: a closed pipe is the end of the conversation, not an error."""
-    if isinstance(exc, BaseExceptionGroup):
-        return all(peer_gone(inner) for inner in exc.exceptions)
-    return isinstance(exc, _PEER_GONE)
-
-
-def _drop_stdout() -> None:
-    """Point stdout at /dev/null: the client closed it, and the interpreter's final flush
-    must not print a BrokenPipeError on the way out."""
-    with contextlib.suppress(OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-
-
-def _warm_index(service: SkillService) -> None:
-    """Load (or build) the search index now, so the first search after ``initialize`` is
-    answered at once; add the embedding signal (when configured) in a daemon thread.
-
-    A daemon thread (not an anyio worker) so a signal during a long embedding run does
-    not hold up the exit.
-    """
-    try:
-        service.index()
-    except Exception as exc:
-        log(f"search index build failed: {type(exc).__name__}: {exc}")
-        return
-
-    def upgrade() -> None:
-        try:
-            service.upgrade_index()
-        except Exception as exc:
-            log(f"semantic index failed: {type(exc).__name__}: {exc}")
-
-    if service.settings.semantic:
-        threading.Thread(target=upgrade, name="skilldeck-index", daemon=True).start()
-
-
-async def serve_http(
-    app: SkilldeckMCP, host: str, port: int, ready: Callable[[str], None] | None = None
-) -> int:
-    """Serve streamable HTTP at ``http://host:port/mcp`` until SIGTERM/SIGINT."""
-    import uvicorn
-
-    starlette_app = app.server.streamable_http_app(host=host)
-    config = uvicorn.Config(
-        starlette_app, host=host, port=port, log_level="warning", lifespan="on", access_log=False
-    )
-
-    class _Server(uvicorn.Server):
-        """Leaves SIGTERM/SIGINT to the anyio receiver below: one shutdown path."""
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            yield
-
-    server = _Server(config)
-
-    async def stop_on_signal() -> None:
-        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            async for _signum in signals:
-                server.should_exit = True
-                return
-
-    async def announce() -> None:
-        while not server.started:
-            await anyio.sleep(0.02)
-        url = f"http://{_url_host(host)}:{_bound_port(server, port)}/mcp"
-        if ready is not None:
-            ready(url)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(stop_on_signal)
-        tg.start_soon(app.poll_changes)
-        _warm_index(app.service)
-        tg.start_soon(announce)
-        try:
-            await server.serve()
-        except SystemExit as exc:
-            raise SkilldeckError(
-                ErrorCode.EXECUTION_ERROR, f"cannot serve on {host}:{port} (see the message above)"
-            ) from exc
-        finally:
-            tg.cancel_scope.cancel()
-    return 0
-
-
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
-
-
-def _bound_port(server: Any, default: int) -> int:
-    for listener in getattr(server, "servers", []) or []:
-        for sock in getattr(listener, "sockets", []) or []:
-            try:
-                return int(sock.getsockname()[1])
-            except (OSError, IndexError, TypeError, ValueError):
-                continue
-    return default
-
-
-def run(service: SkillService, http: tuple[str, int] | None = None) -> int:
-    """Run the server on stdio, or on streamable HTTP when ``http`` is given."""
-    app = SkilldeckMCP(service, transport="http" if http else "stdio")
-    try:
-        if http is None:
-            with contextlib.suppress(SkilldeckError):  # logged; session calls retry later
-                service.session_for("stdio", label=f"mcp stdio client (pid {os.getpid()})")
-            code = anyio.run(serve_stdio, app)
-        else:
-            host, port = http
-
-            def ready(url: str) -> None:
-                log(f"listening on {url}")
-
-            code = anyio.run(serve_http, app, host, port, ready)
-    except BaseExceptionGroup as group:
-        inner = _single(group)
-        if isinstance(inner, SkilldeckError | KeyboardInterrupt):
-            raise inner from None
-        raise
-    finally:
-        service.close()
-    exit_if_stuck(code)
-    return code
-
-
-STUCK_GRACE_SECONDS = 3.0
-"""How long a call still running after the client left may take before the process ends
-without it."""
-
-
-def exit_if_stuck(code: int, grace: float = STUCK_GRACE_SECONDS) -> None:
-    """End the process now when a tool call is still blocked in a worker thread.
-
-    A call that never returns (a read that blocks forever) would keep the interpreter
-    waiting for its thread at exit, so the server would never stop. After ``grace``
-    seconds it is left behind: the process exits with ``code`` (sessions are already
-    ended and the store closed). Returns at once in the usual case.
-    """
-    deadline = time.monotonic() + grace
-    while True:
-        stuck = [
-            thread
-            for thread in threading.enumerate()
-            if thread is not threading.main_thread() and not thread.daemon and thread.is_alive()
-        ]
-        if not stuck or time.monotonic() >= deadline:
-            break
-        time.sleep(0.05)
-    if not stuck:
-        return
-    log(f"{len(stuck)} call(s) still running at exit; stopping without them")
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
-
-
-def _single(group: BaseException) -> BaseException:
-    """The one exception inside nested single-member exception groups."""
-    while isinstance(group, BaseExceptionGroup) and len(group.exceptions) == 1:
-        group = group.exceptions[0]
-    return group

@@ -13,8 +13,6 @@ searches under its lock, so readers see a consistent snapshot.
 
 from __future__ import annotations
 
-import contextlib
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +25,9 @@ from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Catalog, Skill
 from skilldeck.core.safe_text import for_terminal, is_safe_name
 from skilldeck.core.workspace import Workspace
+from skilldeck.mcp.client_sessions import ClientSessions
+from skilldeck.mcp.log import log
+from skilldeck.mcp.toolset_mounts import ToolsetMounts, call_output, mount_notes
 
 if TYPE_CHECKING:
     from skilldeck.core.loader import Listing
@@ -129,16 +130,8 @@ class SkillService:
         for notice in self.workspace.notices:
             log(notice)
         self._listings: dict[tuple[int, int], Listing] = {}
-        self._session_lock = threading.Lock()
-        self._store: SessionStore | None = None
-        self.fixed_session = session_id
-        self._sessions: dict[str, str] = {}
-        self._created: list[str] = []
-        self._closed = False
-        self._store_problem: str | None = None
-        self._labels: dict[str, str] = {}
-        if session_id is not None:
-            self._join(session_id)
+        self.sessions = ClientSessions(settings, self.mode, session_id)
+        self.mounts = ToolsetMounts()
         self.workspace.discover()
 
     # ------------------------------------------------------------------ catalog state
@@ -246,118 +239,25 @@ class SkillService:
     # ------------------------------------------------------------------ sessions
 
     def store(self) -> SessionStore:
-        """The shared session store (opened on first use).
-
-        A store that cannot be opened (read-only or missing ``SKILLDECK_HOME``, full disk,
-        damaged file) is not fatal to the server: skills are still served, and every call
-        that needs sessions gets the error below. The next such call tries again, so the
-        server recovers once the fault is fixed, without a restart.
-
-        Raises:
-            SkilldeckError: EXECUTION_ERROR "sessions are unavailable: ..." (the store's
-                diagnostic code kept).
-        """
-        with self._session_lock:
-            if self._store is not None:
-                return self._store
-            from skilldeck.core.sessions import SessionStore
-
-            try:
-                self._store = SessionStore(self.settings.sessions_db, settings=self.settings)
-            except SkilldeckError as exc:
-                raise self._unavailable(exc, quiet=self.fixed_session is not None) from exc
-            if self._store_problem is not None:
-                log("the sessions database can be used again")
-                self._store_problem = None
-            return self._store
-
-    def _unavailable(self, exc: SkilldeckError, *, quiet: bool = False) -> SkilldeckError:
-        """The error of a session call while the store cannot be used (logged once, unless
-        ``quiet``: a server joining a ``--session`` stops on it, so the error suffices)."""
-        if exc.message != self._store_problem and not quiet:
-            self._store_problem = exc.message
-            log(f"sessions are unavailable (skills are still served): {exc.message}")
-        details = {k: v for k, v in exc.details.items() if k in ("path", "diagnostic")}
-        return SkilldeckError(
-            ErrorCode.EXECUTION_ERROR,
-            f"sessions are unavailable: {exc.message}",
-            **details,
-        )
+        """The shared session store (see :meth:`ClientSessions.store`)."""
+        return self.sessions.store()
 
     def _session_call(self, action: Callable[[], T]) -> T:
-        """Run a store operation; a database fault (full disk, read-only file) becomes the
-        "sessions are unavailable" error. Bad input (INVALID_PARAM, NOT_FOUND) passes."""
-        try:
-            return action()
-        except SkilldeckError as exc:
-            if exc.code is not ErrorCode.EXECUTION_ERROR or exc.message.startswith(
-                "sessions are unavailable"
-            ):
-                raise
-            raise self._unavailable(exc) from exc
-
-    def _join(self, session_id: str) -> None:
-        try:
-            session = self.store().get(session_id)
-        except SkilldeckError as exc:
-            if exc.code is ErrorCode.NOT_FOUND:
-                raise SkilldeckError(
-                    ErrorCode.NOT_FOUND, f"--session {session_id}: no such session"
-                ) from exc
-            raise
-        if session.ended is not None:
-            raise SkilldeckError(
-                ErrorCode.INVALID_PARAM, f"--session {session_id}: the session has ended"
-            )
+        return self.sessions.call(action)
 
     def session_for(self, client_key: str, label: str = "") -> str:
         """The store session of one client connection, created on first use."""
-        if self.fixed_session is not None:
-            return self.fixed_session
-        with self._session_lock:
-            if label:
-                self._labels.setdefault(client_key, label)
-            found = self._sessions.get(client_key)
-            if found is not None:
-                return found
-            label = self._labels.get(client_key, "mcp client")
-        store = self.store()
-        session = self._session_call(
-            lambda: store.create(mode=self.mode, actor="agent", label=label)
-        )
-        with self._session_lock:
-            self._sessions.setdefault(client_key, session.id)
-            self._created.append(session.id)
-            return self._sessions[client_key]
+        return self.sessions.session_for(client_key, label)
 
     def end_client(self, client_key: str) -> None:
-        """End the session created for a client that disconnected (joined ones stay)."""
-        if self.fixed_session is not None:
-            return
-        with self._session_lock:
-            session_id = self._sessions.pop(client_key, None)
-            if session_id is None or session_id not in self._created:
-                return
-            self._created.remove(session_id)
-        self.store().end(session_id, actor="agent")
+        """Drop a client that disconnected: its mounted tools and the session created for
+        it (joined ones stay)."""
+        self.mounts.drop(client_key)
+        self.sessions.end(client_key)
 
     def close(self) -> None:
         """End the sessions this server created (joined ones stay open). Idempotent."""
-        with self._session_lock:
-            if self._closed:
-                return
-            self._closed = True
-            created = list(self._created)
-            store = self._store
-        if store is None:
-            return
-        for session_id in created:
-            with contextlib.suppress(Exception):
-                store.end(session_id, actor="agent")
-        with contextlib.suppress(Exception):
-            closer = getattr(store, "close", None)
-            if callable(closer):
-                closer()
+        self.sessions.close()
 
     # ------------------------------------------------------------------ lookups
 
@@ -451,6 +351,34 @@ class SkillService:
             lines.append(f"Load the best match with load_skill(name={results[0]['name']!r}).")
         return ToolOutput(data, "\n".join(lines))
 
+    def skill_context(
+        self, message: str, max_skills: int = 3, *, client_key: str = "stdio"
+    ) -> ToolOutput:
+        """What to inject for one user message (:func:`skilldeck.core.context.build_context`),
+        ranking skills used recently in the client's session first among equal matches."""
+        from skilldeck.core.context import build_context
+
+        if not message.strip():
+            raise SkilldeckError(ErrorCode.INVALID_PARAM, "message must not be blank")
+        answer = build_context(
+            self.workspace, message, max_skills=max_skills, recent=self.recent_use(client_key)
+        )
+        text = answer.text or f"Nothing to inject: {answer.reason}."
+        return ToolOutput(answer.to_dict(), text)
+
+    def recent_use(self, client_key: str) -> dict[str, float]:
+        """Skill name -> last use in the client's session ({} when sessions are unusable)."""
+        from skilldeck.core.context import recent_use
+
+        if not self.settings.skills_v1:
+            return {}
+        try:
+            session_id = self.session_for(client_key)
+            store = self.store()
+            return recent_use(self._session_call(lambda: store.get(session_id)))
+        except SkilldeckError:
+            return {}
+
     def list_skills(self, budget: int | None = None) -> ToolOutput:
         """The tier-1 listing within ``budget`` characters."""
         from skilldeck.core.loader import render_listing
@@ -504,6 +432,9 @@ class SkillService:
             notes.append(
                 f"Tools this skill needs that are not available here: {', '.join(missing)}."
             )
+        if skill.toolsets:
+            data["toolsets"] = self._mount(skill, session_id, client_key)
+            notes.extend(mount_notes(data["toolsets"]))
         notes.extend(f"Warning: {w}" for w in result.warnings)
         text = result.text
         if notes:
@@ -618,6 +549,34 @@ class SkillService:
         lines.extend(f"Warning: {w}" for w in result["warnings"])
         return ToolOutput(result, "\n".join(lines))
 
+    def _mount(self, skill: Skill, session_id: str | None, client_key: str) -> dict[str, Any]:
+        """Mount the allowed toolsets of ``skill`` for the client (see ``toolset_mounts``)."""
+        store = self.store() if session_id is not None else None
+        return self.mounts.mount(self.settings, skill, store, session_id, client_key)
+
+    def call_toolset_tool(
+        self, name: str, arguments: dict[str, Any], *, client_key: str = "stdio"
+    ) -> ToolOutput:
+        """Call a mounted toolset tool ``skill-name.tool`` in a child process (checked and
+        authorized again: an edited module is refused until approved again)."""
+        from skilldeck.core.execution import call_toolset
+
+        mounted = self.mounts.get(client_key, name)
+        if mounted is None:
+            raise SkilldeckError(ErrorCode.NOT_FOUND, f"no mounted toolset tool {name!r}")
+        skill = self._skill(mounted.skill)
+        session_id = self.session_for(client_key)
+        result = call_toolset(
+            self.settings,
+            skill,
+            mounted.spec,
+            mounted.tool.name,
+            arguments,
+            store=self.store(),
+            session_id=session_id,
+        )
+        return ToolOutput(*call_output(result))
+
     # ------------------------------------------------------------------ resources
 
     def resource_page(self, cursor: str | None) -> tuple[list[Skill], str | None]:
@@ -707,14 +666,3 @@ def _as_dict(value: Any) -> dict[str, Any]:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
     return {"value": str(value)}
-
-
-def log(message: str) -> None:
-    """One diagnostic line on stderr (stdout carries the protocol).
-
-    Control and bidirectional characters (from skill files or clients) are shown escaped,
-    so the operator's terminal cannot be driven through the log; tracebacks keep their
-    line breaks.
-    """
-    text = for_terminal(message, multiline=True)
-    print(f"skilldeck serve: {text}", file=sys.stderr, flush=True)

@@ -24,11 +24,12 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("r", "toggle the rendered markdown / raw source with line numbers"),
     ("enter on a finding", "jump to its line in the raw source"),
     ("enter on a file", "open a resource file (read safely through the core)"),
+    ("enter on a toolset", "read the toolset module and hash, then approve / deny"),
     ("x", "explain why the highlighted skill ranked where it did"),
     ("l", "force-load the highlighted skill into a session (as operator)"),
     ("e", "enable / disable the skill in the governance registry"),
     ("v", "review mode: every finding of every skill, grouped"),
-    ("s", "sessions: pick or create, approve / deny tools, policy mode"),
+    ("s", "sessions: approve / deny tools (scripts: text and hash first), policy mode"),
     ("F8", "updates: installed skills, fetch, diff and new findings, approve / reject"),
     (
         "F2 F3 F4 F5 F6 F7",

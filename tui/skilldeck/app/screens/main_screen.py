@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -28,7 +28,7 @@ from textual.widgets import (
 from textual.worker import get_current_worker
 
 from skilldeck.app.deck import UsesDeck
-from skilldeck.app.labels import clean, short_path
+from skilldeck.app.labels import clean, markup_free, short_path
 from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
 from skilldeck.app.widgets.explain_view import HINT as EXPLAIN_HINT
 from skilldeck.app.widgets.explain_view import ExplainView, explain_renderable
@@ -37,9 +37,13 @@ from skilldeck.app.widgets.resources_list import ResourcesList
 from skilldeck.app.widgets.results_list import ResultsList
 from skilldeck.app.widgets.search_box import SearchBox
 from skilldeck.app.widgets.tools_table import ToolsTable
+from skilldeck.app.widgets.toolset_table import ToolsetTable
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
 from skilldeck.core.workspace import Hit, Ranked, Workspace
+
+if TYPE_CHECKING:
+    from skilldeck.core.execution.toolsets import ToolsetToolStatus
 
 RESULT_LIMIT = 200
 """Rows shown in the results list; the rest are counted as "+N more"."""
@@ -214,6 +218,7 @@ class MainScreen(UsesDeck, Screen[None]):
                     yield DiagnosticsList(id="diagnostics")
                 with TabPane("Tools", id="tab-tools"):
                     yield ToolsTable(id="tools")
+                    yield ToolsetTable(id="toolsets")
                 with TabPane("Files", id="tab-files"):
                     yield ResourcesList(id="resources")
                 with TabPane("Explain", id="tab-explain"):
@@ -229,6 +234,8 @@ class MainScreen(UsesDeck, Screen[None]):
         self.watch(self.app, "discovering", self._progress_changed)
         self.watch(self.app, "discovered", self._progress_changed, init=False)
         self.watch(self.app, "stage", self._progress_changed, init=False)
+        self.watch(self.app, "store_version", self._session_changed, init=False)
+        self.watch(self.app, "session_id", self._session_changed, init=False)
         self.query_one(ResultsList).show([], 0, self.workspace)
         self.query_one(PreviewPane).show(None)
         # Tab goes from the results straight into the shown pane (the tab strip is
@@ -399,12 +406,86 @@ class MainScreen(UsesDeck, Screen[None]):
         self._label_diagnostics_tab()
         availability = workspace.availability.get(skill.path) if skill else None
         self.query_one(ToolsTable).show(availability, loading=self.deck.discovering)
+        self._show_toolsets(skill)
         self.query_one(ResourcesList).show(skill)
         tabs = self.query_one("#tabs", TabbedContent)
         if skill and tabs.active == "tab-explain" and self.query_text.strip():
             self._explain(self.query_text, skill)
         else:
             self.query_one(ExplainView).show(Text(EXPLAIN_HINT, style="dim") if skill else Text(""))
+
+    def _show_toolsets(self, skill: Skill | None) -> None:
+        """Show the toolset table only for a skill that declares toolsets, filled by a
+        worker (the modules are read and hashed; the session is read from the store)."""
+        table = self.query_one(ToolsetTable)
+        table.display = bool(skill and skill.toolsets)
+        self.query_one("#tab-tools", TabPane).set_class(table.display, "has-toolsets")
+        if skill is not None and skill.toolsets:
+            table.show(None)
+            self._read_toolsets(skill, self.deck.session_id)
+
+    def _session_changed(self, _value: object = None) -> None:
+        """Approval states follow the session store and the session in use."""
+        if self._detailed is not None and self._detailed.toolsets:
+            self._read_toolsets(self._detailed, self.deck.session_id)
+
+    @work(thread=True, exclusive=True, group="toolsets")
+    def _read_toolsets(self, skill: Skill, session_id: str | None) -> None:
+        from skilldeck.core.execution.toolsets import toolset_status
+
+        worker = get_current_worker()
+        try:
+            store = self.deck.store if session_id else None
+            rows = toolset_status(self.deck.settings, skill, store, session_id)
+        except SkilldeckError as exc:
+            self.app.call_from_thread(self.notify, exc.message, severity="error")
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._toolsets_read, skill, rows, session_id)
+
+    def _toolsets_read(
+        self, skill: Skill, rows: list[ToolsetToolStatus], session_id: str | None
+    ) -> None:
+        if self._detailed is skill:
+            self.query_one(ToolsetTable).show(rows, session_id)
+
+    @on(ToolsetTable.Review)
+    def _review_toolset(self, event: ToolsetTable.Review) -> None:
+        from skilldeck.app.dialogs.request_review import RequestReviewDialog
+        from skilldeck.core.execution.review import parse_file_request
+
+        request = parse_file_request(event.status.approval)
+        if request is None:
+            self.notify(markup_free(event.status.error or "module not readable"), severity="error")
+            return
+        session_id = self.deck.session_id
+        if session_id is None:
+            self.notify(
+                "No session in use: pick one in Sessions (s) to approve a toolset for it.",
+                severity="warning",
+            )
+            return
+
+        def done(verdict: str | None) -> None:
+            if verdict in ("approve", "deny"):
+                self._decide_toolset(session_id, verdict, request.entry)
+
+        self.app.push_screen(RequestReviewDialog(request, session_id), done)
+
+    @work(thread=True, group="toolset-decision")
+    def _decide_toolset(self, session_id: str, verdict: str, entry: str) -> None:
+        store = self.deck.store
+        try:
+            if verdict == "approve":
+                store.approve(session_id, entry, actor="operator")
+            else:
+                store.deny(session_id, entry, actor="operator")
+        except SkilldeckError as exc:
+            self.app.call_from_thread(self.notify, markup_free(exc.message), severity="error")
+            return
+        done = "Approved" if verdict == "approve" else "Denied"
+        self.app.call_from_thread(self.notify, markup_free(f"{done} {entry}"), timeout=3)
+        self.app.call_from_thread(self.deck.after_store_change)
 
     def _label_diagnostics_tab(self) -> None:
         """ "Diagnostics (3)", or "Diag (3)" where the five tabs would not fit."""

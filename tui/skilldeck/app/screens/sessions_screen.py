@@ -19,6 +19,7 @@ from textual.worker import get_current_worker
 from skilldeck.app.deck import UsesDeck
 from skilldeck.app.labels import clean, literal
 from skilldeck.core.errors import SkilldeckError
+from skilldeck.core.execution.review import FileRequest, parse_file_request
 
 if TYPE_CHECKING:
     from skilldeck.core.sessions import AuditEntry, Session
@@ -53,6 +54,14 @@ def session_row(session: Session, current: str | None) -> Text:
     return text
 
 
+def short_entry(entry: str) -> str:
+    """An approval entry as listed: a script or toolset with its hash cut to 12 digits."""
+    request = parse_file_request(entry)
+    if request is None:
+        return entry
+    return f"{request.entry.split('(', 1)[0]}({request.ref}@sha256:{request.sha256[:12]}…)"
+
+
 def session_facts(session: Session) -> Table:
     """The detail table of one session."""
     table = Table.grid(padding=(0, 1), expand=True)
@@ -73,9 +82,22 @@ def session_facts(session: Session) -> Table:
         skills.append(f" ({clean(active.actor)})", style="dim")
     table.add_row("skills", skills if session.skills else Text("none active", style="dim"))
     table.add_row("allowlist", literal(" ".join(session.allowed_tools) or "-"))
-    table.add_row("approved", literal(" ".join(session.approved) or "-", style="green"))
-    table.add_row("denied", literal(" ".join(session.denied) or "-", style="red"))
+    approved = " ".join(short_entry(e) for e in session.approved)
+    table.add_row("approved", literal(approved or "-", style="green"))
+    table.add_row("denied", literal(" ".join(short_entry(e) for e in session.denied) or "-", "red"))
     return table
+
+
+def pending_row(entry: str) -> Text:
+    """One pending request: a tool as written, a script or toolset file with its short hash."""
+    request = parse_file_request(entry)
+    if request is None:
+        return literal(entry, style="bold yellow")
+    text = Text()
+    text.append(f"{request.kind} ", style="yellow")
+    text.append(clean(request.ref), style="bold yellow")
+    text.append(f" sha256:{request.sha256[:12]}…", style="dim")
+    return text
 
 
 def audit_table(entries: list[AuditEntry]) -> Table:
@@ -136,7 +158,7 @@ class SessionsScreen(UsesDeck, Screen[None]):
             with Vertical(id="session-detail"):
                 with VerticalScroll(id="facts-scroll"):
                     yield Static("", id="session-facts")
-                yield Label("Pending approval (a approve · d deny)", classes="section")
+                yield Label("Pending approval (enter read · a approve · d deny)", classes="section")
                 yield OptionList(id="pending")
                 with Horizontal(id="tool-row"):
                     yield Input(placeholder="tool, e.g. Bash or github.*", id="tool")
@@ -240,9 +262,7 @@ class SessionsScreen(UsesDeck, Screen[None]):
             return
         facts.update(session_facts(session))
         if session.pending:
-            pending.set_options(
-                [Option(literal(tool, style="bold yellow"), id=tool) for tool in session.pending]
-            )
+            pending.set_options([Option(pending_row(tool), id=tool) for tool in session.pending])
             pending.highlighted = 0
         else:
             pending.set_options([Option(Text("nothing waiting", style="dim"), disabled=True)])
@@ -259,6 +279,12 @@ class SessionsScreen(UsesDeck, Screen[None]):
         if event.option.id:
             self._selected = event.option.id
             self.action_use_session()
+
+    @on(OptionList.OptionSelected, "#pending")
+    def _pending_selected(self, event: OptionList.OptionSelected) -> None:
+        request = parse_file_request(event.option.id or "")
+        if request is not None:
+            self._review(request)
 
     # ----------------------------------------------------------------- actions
 
@@ -301,6 +327,10 @@ class SessionsScreen(UsesDeck, Screen[None]):
         if tool is None:
             self.notify("Type a tool name or highlight a pending request.", severity="warning")
             return
+        request = parse_file_request(tool)
+        if request is not None and verdict == "approve":
+            self._review(request)  # a file is approved only after reading it
+            return
         session = self.selected
         others = [
             t
@@ -328,6 +358,16 @@ class SessionsScreen(UsesDeck, Screen[None]):
             ),
             done,
         )
+
+    def _review(self, request: FileRequest) -> None:
+        """Show the requested file and its hash; approve or deny as the operator answers."""
+        from skilldeck.app.dialogs.request_review import RequestReviewDialog
+
+        def done(verdict: str | None) -> None:
+            if verdict in ("approve", "deny"):
+                self._change(verdict, request.entry)
+
+        self.app.push_screen(RequestReviewDialog(request, self._selected), done)
 
     def action_cycle_mode(self) -> None:
         """strict → approval → permissive → strict; a step that widens access (strict →

@@ -1,4 +1,4 @@
-"""Who may run a skill's script.
+"""Who may run a skill's script (or toolset module).
 
 A run is allowed only when the ``skills_exec`` flag is on **and** the script is allowed:
 listed as ``skill-name/path/to/script`` in an allowlist file (``SKILLDECK_HOME/ALLOWLIST.txt``
@@ -6,6 +6,9 @@ or ``ALLOWLIST.txt`` in the ``skills`` folder of the skill's root), or approved 
 session by an operator. An approval names the script's SHA-256
 (``Script(skill/path@sha256:HEX)``): an edited script needs a new approval. In ``approval``
 mode an unapproved run joins the session's pending queue. A denial wins over everything.
+
+Toolset modules (:mod:`.toolsets`) follow the same rules with entries
+``Toolset(skill/path.py@sha256:HEX)`` and allowlist lines ``skill-name/path.py``.
 """
 
 from __future__ import annotations
@@ -111,46 +114,92 @@ def read_allowlist(path: Path) -> set[str]:
     return {line.replace("\\", "/") for line in lines if line}
 
 
+KINDS = ("script", "toolset")
+"""What may be run: a script, or a toolset module (:mod:`.toolsets`)."""
+
+
+def toolset_approval_key(ref: str, sha256: str) -> str:
+    """The session approval entry of toolset module ``ref`` (``skill/path.py``)."""
+    return f"Toolset({ref}@sha256:{sha256})"
+
+
+def key_for(kind: str, ref: str, sha256: str) -> str:
+    """The approval entry of ``ref`` with this hash, for a ``script`` or a ``toolset``."""
+    return toolset_approval_key(ref, sha256) if kind == "toolset" else approval_key(ref, sha256)
+
+
+def decide(
+    settings: Settings,
+    request: ExecRequest,
+    store: SessionStore | None = None,
+    session_id: str | None = None,
+    kind: str = "script",
+) -> str:
+    """The state of ``request`` for a session, changing nothing.
+
+    Returns:
+        ``exec off``, ``denied``, ``allowlist``, ``approved``, ``pending`` (an approval was
+        requested and not decided yet) or ``not approved``. Only ``allowlist`` and
+        ``approved`` allow a run.
+    """
+    if not settings.skills_exec:
+        return "exec off"
+    key = key_for(kind, request.ref, request.sha256)
+    session = store.find(session_id) if store is not None and session_id else None
+    if session is not None and first_match(session.denied, key) is not None:
+        return "denied"
+    if any(request.ref in read_allowlist(f) for f in allowlist_files(request.skill)):
+        return "allowlist"
+    if session is not None and session.is_open and key in session.approved:
+        return "approved"
+    if session is not None and session.is_open and key in session.pending:
+        return "pending"
+    return "not approved"
+
+
 def authorize(
     settings: Settings,
     request: ExecRequest,
     store: SessionStore | None = None,
     session_id: str | None = None,
     actor: str = "agent",
+    kind: str = "script",
 ) -> str:
     """Why the run is allowed (``allowlist`` or ``approved``), else an error.
+
+    Args:
+        kind: ``script`` (entries ``Script(...)``) or ``toolset`` (``Toolset(...)``).
 
     Raises:
         SkilldeckError: PERMISSION_DENIED with ``reason`` ``exec_disabled``, ``denied``,
             ``requires_approval`` (the run was queued) or ``not_allowed``.
     """
-    if not settings.skills_exec:
+    state = decide(settings, request, store, session_id, kind)
+    if state in ("allowlist", "approved"):
+        return state
+    if state == "exec off":
         raise _refused(
             "exec_disabled",
-            "script execution is off (set skills_exec = true in config.toml or "
+            f"{kind} execution is off (set skills_exec = true in config.toml or "
             "SKILLDECK_SKILLS_EXEC=1)",
         )
-    key = approval_key(request.ref, request.sha256)
+    if state == "denied":
+        raise _refused("denied", f"{kind} {request.ref} is denied for this session")
+    key = key_for(kind, request.ref, request.sha256)
     session = store.find(session_id) if store is not None and session_id else None
-    if session is not None and first_match(session.denied, key) is not None:
-        raise _refused("denied", f"script {request.ref} is denied for this session")
-    if any(request.ref in read_allowlist(f) for f in allowlist_files(request.skill)):
-        return "allowlist"
-    if session is not None and session.is_open and key in session.approved:
-        return "approved"
     if store is not None and session is not None and session.is_open and session.mode == "approval":
         store.request_approval(session.id, key, actor)
         raise _refused(
             "requires_approval",
-            f"script {request.ref} waits for approval (skilldeck session approve "
-            f"{session.id} --script {request.ref})",
+            f"{kind} {request.ref} waits for approval (skilldeck session approve "
+            f"{session.id} --{kind} {request.ref})",
             requires_approval=True,
             approval=key,
         )
     raise _refused(
         "not_allowed",
-        f"script {request.ref} is not in an allowlist and not approved for this session"
-        " (an approval names the script's hash: an edited script needs a new one)",
+        f"{kind} {request.ref} is not in an allowlist and not approved for this session"
+        f" (an approval names the {kind}'s hash: an edited {kind} needs a new one)",
     )
 
 

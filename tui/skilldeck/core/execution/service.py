@@ -1,5 +1,7 @@
-"""One script run end to end: resolve, authorize, run, and record it (telemetry
-``skill_exec_attempt`` / ``skill_exec_result`` and an audit row for every attempt)."""
+"""One script run (or toolset mount or call) end to end: resolve, authorize, run, and
+record it (telemetry ``skill_exec_attempt`` / ``skill_exec_result`` and an audit row for
+every attempt: actions ``script_run`` / ``script_refused``, ``toolset_mount`` /
+``toolset_call`` / ``toolset_refused``)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,27 @@ from skilldeck.core.config import Settings
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.execution.policy import authorize, resolve_script
 from skilldeck.core.execution.runner import check_args, run_script
+from skilldeck.core.execution.toolsets import (
+    Toolset,
+    ToolsetRequest,
+    describe_module,
+    resolve_toolset,
+    run_host,
+)
 from skilldeck.core.model import Skill
 from skilldeck.core.sessions import SessionStore
 from skilldeck.core.telemetry import Telemetry
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a run may take when ``exec_timeout_s`` is not a positive number."""
+
+
+_ALLOWED_ACTIONS = ("script_run", "toolset_mount", "toolset_call")
+
+
+def exec_timeout(settings: Settings) -> float:
+    """Seconds a run may take: ``exec_timeout_s``, or :data:`DEFAULT_TIMEOUT`."""
+    return settings.exec_timeout_s if settings.exec_timeout_s > 0 else DEFAULT_TIMEOUT
 
 
 def execute(
@@ -47,7 +64,7 @@ def execute(
         _record(writer, store, session_id, actor, "script_refused", ref, digest, reason)
         raise
     _record(writer, store, session_id, actor, "script_run", ref, digest, allowed_by)
-    timeout = settings.exec_timeout_s if settings.exec_timeout_s > 0 else DEFAULT_TIMEOUT
+    timeout = exec_timeout(settings)
     result = run_script(request.path, skill.base_dir, args, timeout, request.data or None)
     writer.emit(
         "skill_exec_result",
@@ -80,10 +97,11 @@ def _record(
     reason: str,
 ) -> None:
     """Telemetry ``skill_exec_attempt`` and one audit row for an attempt."""
-    allowed = action == "script_run"
+    allowed = action in _ALLOWED_ACTIONS
     writer.emit(
         "skill_exec_attempt",
         name=ref.split("/", 1)[0],
+        kind="toolset" if action.startswith("toolset") else "script",
         script=ref,
         sha256=digest,
         allowed=allowed,
@@ -100,3 +118,113 @@ def _record(
     except SkilldeckError:
         if allowed:
             raise
+
+
+def mount_toolset(
+    settings: Settings,
+    skill: Skill,
+    spec: str,
+    *,
+    store: SessionStore | None = None,
+    session_id: str | None = None,
+    actor: str = "agent",
+    telemetry: Telemetry | None = None,
+) -> Toolset:
+    """Authorize toolset ``spec`` of ``skill`` and describe it in a child process.
+
+    In ``approval`` mode an unapproved module joins the session's pending queue. Audited
+    as ``toolset_mount`` or ``toolset_refused``.
+
+    Raises:
+        SkilldeckError: the refusal (with ``reason``) or why the module cannot be described.
+    """
+    writer = telemetry or Telemetry.from_settings(settings)
+    who = (store, session_id, actor)
+    request, _ = _admit(settings, writer, skill, spec, "", "toolset_mount", who)
+    return describe_module(request, exec_timeout(settings))
+
+
+def call_toolset(
+    settings: Settings,
+    skill: Skill,
+    spec: str,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    store: SessionStore | None = None,
+    session_id: str | None = None,
+    actor: str = "agent",
+    telemetry: Telemetry | None = None,
+) -> dict[str, Any]:
+    """Call ``tool`` of toolset ``spec`` with JSON ``arguments`` in a child process, if
+    the module as it is now is allowed (an edited module needs a new approval).
+
+    Returns:
+        ``skill``, ``toolset``, ``tool``, ``sha256``, ``allowed_by``, ``result`` (the
+        tool's JSON value), ``stderr``, ``duration_ms``, ``network_isolated``,
+        ``warnings``.
+
+    Raises:
+        SkilldeckError: the refusal, or the failure (``reason`` ``tool_error``,
+            ``bad_arguments``, ``timeout``, ``module_error``, ...).
+    """
+    writer = telemetry or Telemetry.from_settings(settings)
+    who = (store, session_id, actor)
+    request, allowed_by = _admit(settings, writer, skill, spec, f":{tool}", "toolset_call", who)
+    result: dict[str, Any] = {"exit_code": -1, "latency_ms": 0, "timed_out": False}
+    try:
+        payload = {"tool": tool, "arguments": arguments}
+        answer, run = run_host(request, "call", payload, exec_timeout(settings))
+        result.update(exit_code=run.exit_code, latency_ms=run.duration_ms)
+    except SkilldeckError as exc:
+        result.update(error=str(exc.details.get("reason", exc.code.value)))
+        result.update(timed_out=result["error"] == "timeout")
+        raise
+    finally:
+        writer.emit(
+            "skill_exec_result",
+            name=skill.name,
+            kind="toolset",
+            script=f"{request.ref}:{tool}",
+            sha256=request.script.sha256,
+            truncated=False,
+            session=session_id,
+            **result,
+        )
+    return {
+        "skill": skill.name,
+        "toolset": spec,
+        "tool": tool,
+        "sha256": request.script.sha256,
+        "allowed_by": allowed_by,
+        "result": answer.get("result"),
+        "stderr": run.stderr,
+        "duration_ms": run.duration_ms,
+        "network_isolated": run.network_isolated,
+        "warnings": run.warnings,
+    }
+
+
+def _admit(
+    settings: Settings,
+    writer: Telemetry,
+    skill: Skill,
+    spec: str,
+    suffix: str,
+    action: str,
+    who: tuple[SessionStore | None, str | None, str],
+) -> tuple[ToolsetRequest, str]:
+    """Resolve and authorize a toolset module, recording the attempt as ``action`` (or
+    ``toolset_refused``) on subject ``skill/path.py`` + ``suffix``."""
+    store, session_id, actor = who
+    ref, digest = f"{skill.name}/{spec}", None
+    try:
+        request = resolve_toolset(skill, spec)
+        ref, digest = request.ref, request.script.sha256
+        allowed_by = authorize(settings, request.script, store, session_id, actor, "toolset")
+    except SkilldeckError as exc:
+        reason = str(exc.details.get("reason", exc.code.value))
+        _record(writer, store, session_id, actor, "toolset_refused", ref + suffix, digest, reason)
+        raise
+    _record(writer, store, session_id, actor, action, ref + suffix, digest, allowed_by)
+    return request, allowed_by

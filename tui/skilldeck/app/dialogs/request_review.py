@@ -1,0 +1,205 @@
+"""Read a requested script (or toolset module) and its hash before approving it."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static, TextArea
+
+from skilldeck.app.deck import UsesDeck
+from skilldeck.app.labels import clean, literal
+from skilldeck.app.widgets.preview_pane import language_for
+from skilldeck.core.execution.review import FileRequest, FileReview, review_file_request
+
+APPROVE, DENY = "approve", "deny"
+"""What the dialog answers (None: the operator decided nothing)."""
+
+
+def review_facts(review: FileReview) -> Table:
+    """The hash lines and what they mean for the approval."""
+    request = review.request
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(style="bold", no_wrap=True, width=9)
+    table.add_column(ratio=1, overflow="fold")
+    table.add_row("requested", Text(f"sha256:{request.sha256}"))
+    if review.error is not None:
+        table.add_row("on disk", literal(review.error, style="bold red"))
+    elif review.matches:
+        table.add_row("on disk", Text("✔ same hash: the text below is what would run", "green"))
+    else:
+        table.add_row("on disk", Text(f"sha256:{review.disk_sha256}", style="bold red"))
+    size = f"{review.size} bytes"
+    if review.error is None and not review.binary:
+        size += f" · {review.lines} lines"
+        if review.truncated:
+            size += f" · only the first {len(review.text.encode())} bytes are shown"
+    table.add_row("size", Text(size if review.error is None else "-"))
+    return table
+
+
+def review_warning(review: FileReview) -> Text | None:
+    """What must stop the operator before approving, or None."""
+    if review.error is not None:
+        return Text(
+            "The file cannot be read, so it cannot be reviewed: deny the request, or fix the "
+            "skill and let the agent ask again.",
+            style="bold red",
+        )
+    notes: list[str] = []
+    if not review.matches:
+        notes.append(
+            "CHANGED since the request: approving pins the requested hash, which no longer "
+            "matches this file, so the run stays refused. Deny, and let the agent ask again."
+        )
+    if review.binary:
+        notes.append("The file is binary: its content is not shown.")
+    if review.escaped:
+        notes.append(
+            "The file holds control or bidirectional characters (shown escaped, e.g. \\x1b, "
+            "<U+202E>): they can make code read differently from what runs."
+        )
+    return Text("\n".join(notes), style="bold red") if notes else None
+
+
+class RequestReviewDialog(UsesDeck, ModalScreen[str | None]):
+    """The text and SHA-256 of a requested file, then approve, deny or cancel.
+
+    Dismisses with :data:`APPROVE`, :data:`DENY` or None.
+    """
+
+    DEFAULT_CSS = """
+    RequestReviewDialog {
+        align: center middle;
+    }
+    RequestReviewDialog > Vertical {
+        width: 94%;
+        max-width: 130;
+        height: 94%;
+        border: round $warning;
+        background: $surface;
+        padding: 0 1;
+    }
+    RequestReviewDialog #title {
+        text-style: bold;
+    }
+    RequestReviewDialog #facts {
+        height: auto;
+    }
+    RequestReviewDialog #warning {
+        height: auto;
+        display: none;
+    }
+    RequestReviewDialog #warning.shown {
+        display: block;
+    }
+    RequestReviewDialog TextArea {
+        height: 1fr;
+    }
+    RequestReviewDialog #buttons {
+        height: 1;
+        align-horizontal: right;
+    }
+    RequestReviewDialog Button {
+        margin-left: 2;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="review.cancel"),
+        Binding("a", "approve", "Approve", id="review.approve"),
+        Binding("d", "deny", "Deny", id="review.deny"),
+    ]
+
+    def __init__(self, request: FileRequest, session_id: str | None = None) -> None:
+        super().__init__()
+        self.request = request
+        """The pending request shown."""
+        self.session_id = session_id
+        self.review: FileReview | None = None
+        """The file as read (None until the read finishes)."""
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        title = f"Approve {request.kind} {clean(request.ref)}?"
+        if self.session_id:
+            title += f"  (session {clean(self.session_id)})"
+        with Vertical():
+            yield Label(title, id="title", markup=False)
+            yield Static(Text("reading the file…", style="dim"), id="facts")
+            yield Static("", id="warning")
+            yield TextArea(
+                "", read_only=True, show_line_numbers=True, soft_wrap=False, id="content"
+            )
+            with Horizontal(id="buttons"):
+                yield Button("Cancel (esc)", id="cancel", compact=True)
+                yield Button("Deny (d)", id="deny", variant="error", compact=True)
+                yield Button(
+                    "Approve (a)", id="approve", variant="success", disabled=True, compact=True
+                )
+
+    def on_mount(self) -> None:
+        area = self.query_one("#content", TextArea)
+        if self.deck.deterministic:
+            area.cursor_blink = False
+        area.focus()  # arrows and page keys scroll the text; a, d and escape decide
+        self._read()
+
+    @work(thread=True, exclusive=True)
+    def _read(self) -> None:
+        skill = self.deck.workspace.by_name(self.request.skill)
+        review = review_file_request(self.request, skill)
+        self.app.call_from_thread(self._show, review)
+
+    def _show(self, review: FileReview) -> None:
+        self.review = review
+        self.query_one("#facts", Static).update(review_facts(review))
+        warning = review_warning(review)
+        box = self.query_one("#warning", Static)
+        box.update(warning or "")
+        box.set_class(warning is not None, "shown")
+        area = self.query_one("#content", TextArea)
+        if review.binary:
+            area.load_text(f"(binary file, {review.size} bytes: not shown)")
+        elif review.error is None:
+            area.language = language_for(review.request.path)
+            area.load_text(review.text)
+        approve = self.query_one("#approve", Button)
+        approve.disabled = review.error is not None
+        if review.error is None and not review.matches:
+            approve.label = "Approve old hash (a)"
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Approving waits until the file has been read (and could be)."""
+        if action == "approve":
+            return self.review is not None and self.review.error is None
+        return True
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Answer with the button's verdict."""
+        if event.button.id == "approve":
+            self.action_approve()
+        elif event.button.id == "deny":
+            self.action_deny()
+        else:
+            self.action_cancel()
+
+    def action_approve(self) -> None:
+        """Approve the request (pins the requested hash)."""
+        if self.review is not None and self.review.error is None:
+            self.dismiss(APPROVE)
+
+    def action_deny(self) -> None:
+        """Deny the request."""
+        self.dismiss(DENY)
+
+    def action_cancel(self) -> None:
+        """Decide nothing."""
+        self.dismiss(None)

@@ -1,0 +1,145 @@
+"""Toolset tools mounted per MCP client (see :mod:`skilldeck.core.execution.toolsets`).
+
+Loading a skill that declares toolsets mounts the tools of each allowed module for that
+client as ``skill-name.tool``; the server lists them after its own tools and announces
+``tools/list_changed``. Calls go through :func:`~skilldeck.core.execution.call_toolset`:
+the module is checked and authorized again on every call (an edited module is refused
+until approved again) and runs in a child process. Nothing here imports the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skilldeck.core.errors import ErrorCode, SkilldeckError
+
+if TYPE_CHECKING:
+    from skilldeck.core.config import Settings
+    from skilldeck.core.execution import ToolsetTool
+    from skilldeck.core.model import Skill
+    from skilldeck.core.sessions import SessionStore
+
+MAX_MOUNTED = 500
+"""Most toolset tools one client may have mounted."""
+
+
+@dataclass(frozen=True, slots=True)
+class MountedTool:
+    """One toolset tool on a client's tool list.
+
+    Attributes:
+        name: The MCP tool name, ``skill-name.tool``.
+        skill: The skill's name.
+        spec: The manifest entry of its module (``toolsets/index:HelloToolset``).
+        sha256: Hash of the module when it was mounted.
+        tool: The tool's name, description and input schema.
+    """
+
+    name: str
+    skill: str
+    spec: str
+    sha256: str
+    tool: ToolsetTool
+
+
+class ToolsetMounts:
+    """The mounted toolset tools of every client, safe to use from worker threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_client: dict[str, dict[str, MountedTool]] = {}
+
+    def tools(self, client_key: str) -> list[MountedTool]:
+        """The client's mounted tools, by name."""
+        with self._lock:
+            found = self._by_client.get(client_key, {})
+            return [found[name] for name in sorted(found)]
+
+    def get(self, client_key: str, name: str) -> MountedTool | None:
+        """The client's mounted tool called ``name``, or None."""
+        with self._lock:
+            return self._by_client.get(client_key, {}).get(name)
+
+    def names(self, client_key: str) -> frozenset[str]:
+        """The client's mounted tool names (compare before and after a load)."""
+        with self._lock:
+            return frozenset(self._by_client.get(client_key, {}))
+
+    def drop(self, client_key: str) -> None:
+        """Forget the client's tools (it disconnected)."""
+        with self._lock:
+            self._by_client.pop(client_key, None)
+
+    def mount(
+        self,
+        settings: Settings,
+        skill: Skill,
+        store: SessionStore | None,
+        session_id: str | None,
+        client_key: str,
+    ) -> dict[str, Any]:
+        """Mount the allowed toolsets of ``skill`` for the client (replacing what an
+        earlier load of it mounted).
+
+        Returns:
+            ``mounted`` (tool names), ``waiting`` (toolsets refused: ``toolset``,
+            ``reason``, ``message``, ``approval`` when an approval was requested) and
+            ``errors`` (toolsets that could not be described).
+        """
+        from skilldeck.core.execution import mount_toolset
+
+        mounted: dict[str, MountedTool] = {}
+        waiting: list[dict[str, Any]] = []
+        errors: list[dict[str, Any]] = []
+        for spec in skill.toolsets:
+            try:
+                toolset = mount_toolset(settings, skill, spec, store=store, session_id=session_id)
+            except SkilldeckError as exc:
+                entry = {"toolset": spec, "reason": exc.details.get("reason", exc.code.value)}
+                entry["message"] = exc.message
+                if "approval" in exc.details:
+                    entry["approval"] = exc.details["approval"]
+                refused = exc.code is ErrorCode.PERMISSION_DENIED
+                (waiting if refused else errors).append(entry)
+                continue
+            for problem in toolset.problems:
+                errors.append({"toolset": spec, "reason": "bad_tool", "message": problem})
+            for tool in toolset.tools:
+                name = f"{skill.name}.{tool.name}"
+                mounted[name] = MountedTool(name, skill.name, spec, toolset.sha256, tool)
+        with self._lock:
+            current = self._by_client.setdefault(client_key, {})
+            for name in [n for n, t in current.items() if t.skill == skill.name]:
+                del current[name]
+            room = max(0, MAX_MOUNTED - len(current))
+            current.update(dict(list(mounted.items())[:room]))
+        return {"mounted": sorted(mounted), "waiting": waiting, "errors": errors}
+
+
+def mount_notes(report: dict[str, Any]) -> list[str]:
+    """What ``load_skill`` tells the model about its toolsets."""
+    notes: list[str] = []
+    if report["mounted"]:
+        notes.append(f"Toolset tools now available: {', '.join(report['mounted'])}.")
+    for entry in report["waiting"]:
+        notes.append(
+            f"Toolset {entry['toolset']} is not mounted ({entry['reason']}): "
+            f"{entry['message']}. Load the skill again once it is allowed."
+        )
+    for entry in report["errors"]:
+        notes.append(f"Toolset {entry['toolset']} has a problem: {entry['message']}")
+    return notes
+
+
+def call_output(result: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Structured content and text of a toolset call's result."""
+    value = result.get("result")
+    if isinstance(value, str):
+        text = value
+    else:
+        import json
+
+        text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    return result, text
