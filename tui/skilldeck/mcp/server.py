@@ -247,24 +247,30 @@ class SkilldeckMCP:
                     problems=problems,
                 )
             )
+        key = self.client_key(ctx)
+        self._remember(ctx, key)
+        await self._guard(self._refresh_inline)
+        mounted = self.service.mounts.names(key)
+        result = await self._answer(spec.name, self._bind(spec.name, arguments, key))
+        if self.service.mounts.names(key) != mounted:
+            await self.announce_tools(key)
+        return result
+
+    @staticmethod
+    async def _answer(name: str, call: Callable[[], ToolOutput]) -> types.CallToolResult:
+        """Run ``call`` in a worker thread; its output, or the error as an ``isError``
+        result (an unexpected exception is logged with its traceback)."""
         try:
-            key = self.client_key(ctx)
-            self._remember(ctx, key)
-            await self._guard(self._refresh_inline)
-            call = self._bind(spec.name, arguments, key)
-            mounted = self.service.mounts.names(key)
             output = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
-            if self.service.mounts.names(key) != mounted:
-                await self.announce_tools(key)
         except SkilldeckError as exc:
             return error_result(exc)
         except Exception as exc:
-            log(f"{spec.name} failed:\n{traceback.format_exc()}")
+            log(f"{name} failed:\n{traceback.format_exc()}")
             return error_result(
                 SkilldeckError(
                     ErrorCode.INTERNAL_ERROR,
-                    f"{spec.name} failed unexpectedly: {type(exc).__name__}: {exc}",
-                    tool=spec.name,
+                    f"{name} failed unexpectedly: {type(exc).__name__}: {exc}",
+                    tool=name,
                 )
             )
         return ok_result(output)
@@ -291,22 +297,10 @@ class SkilldeckMCP:
         key = self.client_key(ctx)
         self._remember(ctx, key)
         arguments = dict(params.arguments or {})
-        try:
-            output = await anyio.to_thread.run_sync(
-                lambda: self.service.call_toolset_tool(params.name, arguments, client_key=key),
-                abandon_on_cancel=True,
-            )
-        except SkilldeckError as exc:
-            return error_result(exc)
-        except Exception as exc:
-            log(f"{params.name} failed:\n{traceback.format_exc()}")
-            return error_result(
-                SkilldeckError(
-                    ErrorCode.INTERNAL_ERROR,
-                    f"{params.name} failed unexpectedly: {type(exc).__name__}: {exc}",
-                )
-            )
-        return ok_result(output)
+        return await self._answer(
+            params.name,
+            lambda: self.service.call_toolset_tool(params.name, arguments, client_key=key),
+        )
 
     async def announce_tools(self, key: str) -> None:
         """Tell the client ``key`` its tool list changed (toolset tools were mounted)."""
