@@ -111,9 +111,14 @@ def test_mounted_after_cli_approval_and_called(tmp_path: Path) -> None:
             "--toolset",
             "hello/toolsets/index.py",
         )
+        # the server's poll sees the approval and mounts without another load_skill
+        assert wait_for_tools_changed(client)
+        assert [n for n in tool_names(client) if n.startswith("hello.")] == [
+            "hello.boom",
+            "hello.greet",
+        ]
         loaded = data_of(client.call("load_skill", {"name": "hello"}))
         assert loaded["toolsets"]["mounted"] == ["hello.boom", "hello.greet"]
-        assert wait_for_tools_changed(client)
         listed: types.ListToolsResult = client.run(lambda c: c.list_tools())
         greet = next(t for t in listed.tools if t.name == "hello.greet")
         assert greet.description == "Greet someone by name."
@@ -159,6 +164,8 @@ def test_not_mounted_without_approval(tmp_path: Path, config: str, reason: str) 
         assert not [n for n in tool_names(client) if n.startswith("hello.")]
         with pytest.raises(Exception, match="Unknown tool"):
             client.call("hello.greet", {"name": "Ada"})
+        assert not wait_for_tools_changed(client, timeout=2.5)  # polls pass: still nothing
+        assert not [n for n in tool_names(client) if n.startswith("hello.")]
     finally:
         client.close()
     assert not marker.exists()

@@ -189,7 +189,8 @@ class SkilldeckMCP:
             await self.announce_change()
 
     async def poll_changes(self) -> None:
-        """Background loop: pick up skills changed on disk and announce them."""
+        """Background loop: pick up skills changed on disk and toolsets the operator
+        allowed since a client loaded their skill, and announce them."""
         while True:
             await anyio.sleep(max(self.poll_seconds, 20 * self.service.scan_seconds))
             try:
@@ -199,6 +200,11 @@ class SkilldeckMCP:
                 continue
             if changed:
                 await self.announce_change()
+            await self._guard(self._mount_approved)
+
+    async def _mount_approved(self) -> None:
+        for key in await anyio.to_thread.run_sync(self.service.mount_approved):
+            await self.announce_tools(key)
 
     # ------------------------------------------------------------------ tools
 

@@ -2,9 +2,13 @@
 
 Loading a skill that declares toolsets mounts the tools of each allowed module for that
 client as ``skill-name.tool``; the server lists them after its own tools and announces
-``tools/list_changed``. Calls go through :func:`~skilldeck.core.execution.call_toolset`:
-the module is checked and authorized again on every call (an edited module is refused
-until approved again) and runs in a child process. Nothing here imports the MCP SDK.
+``tools/list_changed``. A module still waiting (not approved yet) is remembered: once the
+operator allows it, the server's poll mounts it and announces the change
+(:meth:`ToolsetMounts.waiting`), so the agent need not load the skill again.
+
+Calls go through :func:`~skilldeck.core.execution.call_toolset`: the module is checked and
+authorized again on every call (an edited module is refused until approved again) and runs
+in a child process. Nothing here imports the MCP SDK.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ if TYPE_CHECKING:
 
 MAX_MOUNTED = 500
 """Most toolset tools one client may have mounted."""
+APPROVABLE = frozenset({"requires_approval", "not_allowed"})
+"""Refusals an operator can lift (an approval, an allowlist line) while the client waits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +56,7 @@ class ToolsetMounts:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_client: dict[str, dict[str, MountedTool]] = {}
+        self._waiting: dict[tuple[str, str], str | None] = {}
 
     def tools(self, client_key: str) -> list[MountedTool]:
         """The client's mounted tools, by name."""
@@ -71,6 +78,14 @@ class ToolsetMounts:
         """Forget the client's tools (it disconnected)."""
         with self._lock:
             self._by_client.pop(client_key, None)
+            for key in [k for k in self._waiting if k[0] == client_key]:
+                del self._waiting[key]
+
+    def waiting(self) -> list[tuple[str, str, str | None]]:
+        """(client, skill name, session id) of each load that left a toolset waiting for
+        approval: what :meth:`mount` should try again when approvals change."""
+        with self._lock:
+            return [(client, skill, sid) for (client, skill), sid in self._waiting.items()]
 
     def mount(
         self,
@@ -115,6 +130,10 @@ class ToolsetMounts:
                 del current[name]
             room = max(0, MAX_MOUNTED - len(current))
             current.update(dict(list(mounted.items())[:room]))
+            if any(w["reason"] in APPROVABLE for w in waiting):
+                self._waiting[(client_key, skill.name)] = session_id
+            else:
+                self._waiting.pop((client_key, skill.name), None)
         return {"mounted": sorted(mounted), "waiting": waiting, "errors": errors}
 
 
@@ -124,9 +143,14 @@ def mount_notes(report: dict[str, Any]) -> list[str]:
     if report["mounted"]:
         notes.append(f"Toolset tools now available: {', '.join(report['mounted'])}.")
     for entry in report["waiting"]:
+        later = (
+            "Its tools will be added (tools/list_changed) once the operator allows it."
+            if entry["reason"] in APPROVABLE
+            else "Load the skill again once it is allowed."
+        )
         notes.append(
             f"Toolset {entry['toolset']} is not mounted ({entry['reason']}): "
-            f"{entry['message']}. Load the skill again once it is allowed."
+            f"{entry['message']}. {later}"
         )
     for entry in report["errors"]:
         notes.append(f"Toolset {entry['toolset']} has a problem: {entry['message']}")
