@@ -158,7 +158,7 @@ def test_list_imports_no_numpy(tmp_path: Path) -> None:
 
 def test_commands_that_do_not_search_import_no_numpy(tmp_path: Path) -> None:
     """``list``/``show``/``validate``/``lint``/``load`` start without numpy or the search
-    engine (rapidfuzz too, except ``load``'s did-you-mean in core/loader.py)."""
+    engine (rapidfuzz too, except ``load``'s did-you-mean in core/loader/suggestions.py)."""
     skill = tmp_path / "alpha"
     skill.mkdir()
     (skill / "SKILL.md").write_text(

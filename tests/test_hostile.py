@@ -50,7 +50,7 @@ with open(pidfile, "w") as handle:
 os.execv(sys.executable, [sys.executable, *sys.argv[4:]])
 """
 
-READER = "core/loader.py and core/discovery/frontmatter.py (the SKILL.md reader)"
+READER = "core/loader/ and core/discovery/frontmatter.py (the SKILL.md reader)"
 
 
 def build_hostile_tree(base: Path) -> Path:

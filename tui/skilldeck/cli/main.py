@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "skilldeck.cli.core_cmds",
     "skilldeck.cli.search_cmds",
     "skilldeck.cli.session_cmds",
+    "skilldeck.cli.tools_cmds",
     "skilldeck.cli.serve_cmds",
     "skilldeck.cli.doctor_cmds",
     "skilldeck.cli.install_cmds",

@@ -1,15 +1,13 @@
-"""Session, tools and telemetry commands.
+"""Session commands.
 
-``skilldeck session new|list|show|load|approve|deny|revoke|mode|check|pending|end|prune``,
-``skilldeck tools [SKILL] [--refresh]`` and ``skilldeck telemetry [--since] [--event]``.
+``skilldeck session new|list|show|load|approve|deny|revoke|mode|check|pending|end|prune``
+(``tools`` and ``telemetry`` are in :mod:`skilldeck.cli.tools_cmds`).
 Unknown session ids exit 2 (NOT_FOUND).
 """
 
 from __future__ import annotations
 
 import argparse
-import re
-from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, table
@@ -34,7 +32,7 @@ FORMATS = ("text", "json")
 
 
 def register(sub: Any) -> None:
-    """Register ``session``, ``tools`` and ``telemetry``."""
+    """Register ``session``."""
     session = sub.add_parser(
         "session",
         help="govern agent sessions: approvals, denials, audit",
@@ -49,7 +47,6 @@ def register(sub: Any) -> None:
     ssub.required = True
     _register_session_reads(ssub)
     _register_session_changes(ssub)
-    _register_tools_and_telemetry(sub)
 
 
 def _register_session_reads(ssub: Any) -> None:
@@ -133,26 +130,6 @@ def _register_session_changes(ssub: Any) -> None:
         help="ended more than DAYS ago (default 30; 0: all ended sessions)",
     )
     p.set_defaults(func=cmd_prune)
-
-
-def _register_tools_and_telemetry(sub: Any) -> None:
-    """``tools`` and ``telemetry``."""
-    p = sub.add_parser(
-        "tools",
-        help="available tools, or one skill's tool availability",
-        description="Known tools (built-in preset, tools file, MCP servers of .mcp.json) or "
-        "one skill's availability. MCP servers of a project's .mcp.json are started only "
-        "with --refresh; those of a configured mcp_config also when never queried.",
-    )
-    p.add_argument("skill", nargs="?", help="skill name")
-    p.add_argument("--refresh", action="store_true", help="re-query the MCP servers now")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per MCP server")
-    p.set_defaults(func=cmd_tools)
-
-    p = sub.add_parser("telemetry", help="summarise the local telemetry")
-    p.add_argument("--since", default=None, help="YYYY-MM-DD, an ISO time, or Nd / Nh (e.g. 7d)")
-    p.add_argument("--event", default=None, help="only this event")
-    p.set_defaults(func=cmd_telemetry)
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -386,132 +363,4 @@ def cmd_prune(args: argparse.Namespace, ctx: CliContext) -> int:
         ctx.echo(
             f"pruned {result.sessions} session(s) and {result.audit} audit row(s) past retention"
         )
-    return 0
-
-
-# -------------------------------------------------------------------------------- tools
-
-
-def cmd_tools(args: argparse.Namespace, ctx: CliContext) -> int:
-    """``skilldeck tools [SKILL] [--refresh]``; exit 1 when the skill has tool errors."""
-    from skilldeck.core.tools import ToolRegistry, check_skill_tools
-
-    fmt = ctx.output_format(FORMATS)
-    # A project's .mcp.json is only run on an explicit --refresh (it may come from an
-    # untrusted checkout); a configured mcp_config is trusted and queried when not cached.
-    trusted = ctx.settings.mcp_config is not None
-    registry = ToolRegistry.load(
-        ctx.settings, query_missing=trusted and not args.refresh, timeout=args.timeout
-    )
-    if args.refresh:
-        registry.refresh_mcp(timeout=args.timeout)
-    if args.skill is None:
-        if fmt == "json":
-            ctx.emit_json(registry.to_dict())
-            return 0
-        rows = [["TOOL", "SOURCE", ""]]
-        for info in sorted(registry.tools.values(), key=lambda t: (t.source, t.name)):
-            rows.append([info.name, info.source, "hidden" if info.hidden else ""])
-        for line in table(rows):
-            ctx.echo(line)
-        for server in registry.to_dict()["mcp_servers"]:
-            when = server["queried_at"] or "never"
-            ctx.echo(
-                f"mcp server {server['name']}: {len(server['tools'])} tool(s), "
-                f"queried {when}" + (f", error: {server['error']}" if server["error"] else "")
-            )
-        for diag in registry.diagnostics:
-            ctx.echo(ctx.paint(f"{diag.code} {diag.severity.value}: {diag.message}", "yellow"))
-        return 0
-    from skilldeck.cli.core_cmds import find_skill
-
-    skill = find_skill(ctx.catalog(), args.skill)
-    availability, diags = check_skill_tools(skill, registry)
-    failed = any(d.severity.value == "error" for d in diags)
-    if fmt == "json":
-        ctx.emit_json(
-            {
-                "name": skill.name,
-                "path": str(skill.path),
-                **availability.to_dict(),
-                "diagnostics": [d.to_dict() for d in diags],
-            }
-        )
-        return 1 if failed else 0
-    colors = {"available": "green", "missing": "red", "hidden": "yellow"}
-    rows = [["TOOL", "STATUS", "REQUIRED", "SOURCE", "FROM"]]
-    for entry in availability.entries:
-        rows.append(
-            [
-                entry.name,
-                ctx.paint(entry.status, colors[entry.status]),
-                "yes" if entry.required else "no",
-                entry.source or "-",
-                ",".join(entry.origins),
-            ]
-        )
-    ctx.echo(
-        f"{ctx.paint(skill.name, 'bold')}: "
-        + ("complete" if availability.complete else "incomplete")
-    )
-    for line in table(rows):
-        ctx.echo("  " + line)
-    for diag in diags:
-        ctx.echo(f"  {diag.code} {diag.severity.value}: {diag.message}")
-    return 1 if failed else 0
-
-
-# ---------------------------------------------------------------------------- telemetry
-
-_RELATIVE = re.compile(r"^(\d+)\s*([dhw])$")
-
-
-def parse_since(text: str | None, now: datetime | None = None) -> datetime | None:
-    """``7d`` / ``12h`` / ``2w``, ``YYYY-MM-DD`` or an ISO time -> an aware UTC datetime."""
-    if not text:
-        return None
-    now = now or datetime.now(UTC)
-    found = _RELATIVE.match(text.strip().lower())
-    if found:
-        amount = int(found.group(1))
-        unit = {"d": "days", "h": "hours", "w": "weeks"}[found.group(2)]
-        return now - timedelta(**{unit: amount})
-    try:
-        if len(text.strip()) == 10:
-            day = date.fromisoformat(text.strip())
-            return datetime(day.year, day.month, day.day, tzinfo=UTC)
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError as exc:
-        raise SkilldeckError(
-            ErrorCode.INVALID_PARAM, f"--since {text!r}: use YYYY-MM-DD, an ISO time or Nd/Nh/Nw"
-        ) from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def cmd_telemetry(args: argparse.Namespace, ctx: CliContext) -> int:
-    """``skilldeck telemetry [--since DATE|7d] [--event E]``."""
-    from skilldeck.core.telemetry import Telemetry
-
-    fmt = ctx.output_format(FORMATS)
-    since = parse_since(args.since)
-    summary = Telemetry.from_settings(ctx.settings).summarize(since, args.event)
-    if fmt == "json":
-        ctx.emit_json(summary)
-        return 0
-    state = "on" if summary["enabled"] else "off (opt-out in config)"
-    ctx.echo(f"telemetry {state}: {summary['directory']}")
-    ctx.echo(f"{summary['total']} event(s)" + (f" since {summary['since']}" if since else ""))
-    for title, key in (
-        ("events", "events"),
-        ("days", "days"),
-        ("authorizations", "authorizations"),
-    ):
-        if summary[key]:
-            ctx.echo(ctx.paint(title, "bold"))
-            for line in table([[k, str(v)] for k, v in summary[key].items()]):
-                ctx.echo("  " + line)
-    if summary["top_skills"]:
-        ctx.echo(ctx.paint("top skills", "bold"))
-        for line in table([[t["skill"], str(t["count"])] for t in summary["top_skills"]]):
-            ctx.echo("  " + line)
     return 0

@@ -6,6 +6,8 @@ connections to sessions in the shared store. Every
 tool returns a :class:`ToolOutput` (structured data plus the text a model reads) or raises
 :class:`~skilldeck.core.errors.SkilldeckError`. Nothing here imports the MCP SDK, so the
 logic is testable and reusable; :mod:`skilldeck.mcp.server` adapts it to the protocol.
+The ``skill://`` resources are read in :mod:`skilldeck.mcp.resources`; the instructions
+and search answers a model reads are written in :mod:`skilldeck.mcp.answers`.
 
 Thread safety: tool calls run in worker threads; the workspace swaps in new state and
 searches under its lock, so readers see a consistent snapshot.
@@ -23,10 +25,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Catalog, Skill
-from skilldeck.core.safe_text import for_terminal, is_safe_name
 from skilldeck.core.workspace import Workspace
+from skilldeck.mcp import resources
+from skilldeck.mcp.answers import INSTRUCTIONS_BUDGET, SKILLS_OFF, instructions_text, search_answer
+from skilldeck.mcp.answers import INSTRUCTIONS_SKILLS as INSTRUCTIONS_SKILLS
+from skilldeck.mcp.answers import INTRO as INTRO
 from skilldeck.mcp.client_sessions import ClientSessions
 from skilldeck.mcp.log import log
+from skilldeck.mcp.resources import ResourceContent as ResourceContent
+from skilldeck.mcp.resources import check_path
+from skilldeck.mcp.resources import resource_uri as resource_uri
 from skilldeck.mcp.toolset_mounts import ToolsetMounts, call_output, mount_notes
 
 if TYPE_CHECKING:
@@ -36,28 +44,11 @@ if TYPE_CHECKING:
     from skilldeck.core.store import LocalStore
     from skilldeck.core.tools import ToolRegistry
 
-INSTRUCTIONS_BUDGET = 2000
-INSTRUCTIONS_SKILLS = 40
 QUICK_INDEX_MIN = 2000
 SESSION_MODES = ("strict", "approval", "permissive")
 _INLINE_CHECK_MAX_SECONDS = 0.005
-_RESOURCE_PAGE = 500
 
 T = TypeVar("T")
-
-INTRO = (
-    "Skilldeck serves Agent Skills: folders of instructions for specific tasks. Before a "
-    "task, call search_skills with a few words describing it (or pick from the listing "
-    "below), then load_skill to read the skill's instructions and follow them. Files the "
-    "instructions mention are read with read_skill_resource. Call check_tool before using "
-    "a tool the operator may restrict; requires_approval means wait for the operator."
-)
-
-
-SKILLS_OFF = (
-    "Skills are turned off on this server (feature flag skills_v1 is off): no skill is "
-    "listed or loaded."
-)
 
 
 @dataclass(slots=True)
@@ -73,16 +64,6 @@ class ToolOutput:
     data: dict[str, Any]
     text: str
     blob: tuple[str, str, bytes] | None = None
-
-
-@dataclass(slots=True)
-class ResourceContent:
-    """One ``skill://`` resource read: text or bytes with a media type."""
-
-    uri: str
-    mime: str
-    text: str | None = None
-    data: bytes | None = None
 
 
 class SkillService:
@@ -205,36 +186,9 @@ class SkillService:
         return self.workspace.registry()
 
     def instructions(self, budget: int = INSTRUCTIONS_BUDGET) -> str:
-        """The server instructions: how to use the tools plus a short skill listing.
-
-        Only the first :data:`INSTRUCTIONS_SKILLS` skills (highest priority, then by name)
-        are offered to the listing, so a large catalog costs no more than a small one;
-        the closing line says how many more there are.
-        """
-        from skilldeck.core.loader import render_listing
-
-        if not self.settings.skills_v1:
-            return f"{INTRO}\n\n{SKILLS_OFF}"
-        visible = self.visible
-        total = len(visible)
-        head = f"{INTRO}\n\n{total} skill{'s' if total != 1 else ''} available."
-        if not total:
-            return head
-        chosen = sorted(visible, key=lambda s: (-s.priority, s.name))[:INSTRUCTIONS_SKILLS]
-        listing = render_listing(chosen, budget=budget, fmt="markdown")
-        text = listing.text
-        if len(listing.included) < total:
-            more = total - len(listing.included)
-            lines = text.split("\n")
-            if listing.omitted and lines[-1].startswith("(") and "left out" in lines[-1]:
-                text = "\n".join(lines[:-1]).rstrip("\n")
-            text += (
-                f"\n\n{more} more skill{'s' if more != 1 else ''} not shown: call "
-                "search_skills with the task, or list_skills for the full listing."
-            )
-        elif listing.shortened:
-            text += "\n\nDescriptions are shortened; list_skills gives them in full."
-        return f"{head}\n\n{text}"
+        """The server instructions: how to use the tools plus a short skill listing
+        (see :func:`~skilldeck.mcp.answers.instructions_text`)."""
+        return instructions_text(self.visible, budget, skills_v1=self.settings.skills_v1)
 
     # ------------------------------------------------------------------ sessions
 
@@ -308,48 +262,7 @@ class SkillService:
             raise SkilldeckError(ErrorCode.INVALID_PARAM, "query must not be blank")
         self._require_skills()
         response = self.workspace.agent_search(query, limit, scope="visible")
-        results = []
-        for result in response.results:
-            skill = result.skill
-            results.append(
-                {
-                    "name": skill.name,
-                    "description": skill.description,
-                    "score": round(float(result.score), 4),
-                    "confident": bool(result.confident),
-                    "path": str(skill.path),
-                }
-            )
-        confident = bool(response.confident) and bool(results)
-        message = None
-        if not results:
-            message = f"No skill matches {query!r}."
-        elif not confident:
-            message = (
-                f"No confident match for {query!r}: the closest skills are listed, but none "
-                "clearly fits. Work without a skill unless one of them obviously applies."
-            )
-        elif getattr(response, "clustered", False):
-            message = (
-                "Several skills scored close together; read their descriptions before choosing."
-            )
-        data: dict[str, Any] = {
-            "query": query,
-            "results": results,
-            "confident": confident,
-            "clustered": bool(getattr(response, "clustered", False)),
-            "total": int(getattr(response, "total", len(self.visible))),
-            "message": message,
-        }
-        lines = [message] if message else []
-        for i, item in enumerate(results, 1):
-            flag = "" if item["confident"] else " (not confident)"
-            lines.append(
-                f"{i}. {item['name']} — score {item['score']:.2f}{flag}: {item['description']}"
-            )
-        if results and confident:
-            lines.append(f"Load the best match with load_skill(name={results[0]['name']!r}).")
-        return ToolOutput(data, "\n".join(lines))
+        return ToolOutput(*search_answer(query, response, len(self.visible)))
 
     def skill_context(
         self, message: str, max_skills: int = 3, *, client_key: str = "stdio"
@@ -477,7 +390,7 @@ class SkillService:
         from skilldeck.core.loader import read_and_record
 
         skill = self._skill(name)
-        _check_path(path)
+        check_path(path)
         resource = read_and_record(
             skill, path, self.settings.resource_byte_cap, actor="agent", source="mcp"
         )
@@ -601,75 +514,18 @@ class SkillService:
 
     def resource_page(self, cursor: str | None) -> tuple[list[Skill], str | None]:
         """One page of skills for ``resources/list`` (their SKILL.md)."""
-        start = 0
-        if cursor:
-            try:
-                start = max(0, int(cursor)) if len(cursor) <= 20 else -1
-            except ValueError:
-                start = -1
-            if start < 0:
-                shown = for_terminal(repr(cursor[:40]))
-                raise SkilldeckError(ErrorCode.INVALID_PARAM, f"bad cursor {shown}")
-        visible = self.visible
-        skills = visible[start : start + _RESOURCE_PAGE]
-        following = start + _RESOURCE_PAGE
-        return skills, (str(following) if following < len(visible) else None)
+        start = resources.page_start(cursor)
+        return resources.resource_page(self.visible, start)
 
     def complete(self, argument: str, prefix: str, known: dict[str, str]) -> list[str]:
         """Completions of a ``skill://`` template argument: skill names or file paths."""
-        if argument == "name":
-            return [s.name for s in self.visible if s.name.startswith(prefix)]
-        if argument == "path" and self.settings.skills_v1:
-            skill = self.workspace.by_name(known.get("name", ""))
-            if skill is None or not (skill.enabled and skill.valid):
-                return []
-            files = [skill.path.name, *skill.resources]
-            return [f for f in files if f.startswith(prefix)]
-        return []
+        return resources.complete(
+            self.workspace, self.settings, lambda: self.visible, argument, prefix, known
+        )
 
     def read_uri(self, uri: str) -> ResourceContent:
         """Read ``skill://{name}/SKILL.md`` or ``skill://{name}/{path}``."""
-        from urllib.parse import unquote
-
-        from skilldeck.core.discovery.frontmatter import read_source
-        from skilldeck.core.loader import read_and_record
-
-        prefix = "skill://"
-        if not uri.startswith(prefix):
-            raise SkilldeckError(ErrorCode.INVALID_PARAM, f"not a skill:// URI: {uri!r}")
-        name, sep, rel = uri[len(prefix) :].partition("/")
-        name, rel = unquote(name), unquote(rel)
-        if not name or not sep or not rel:
-            raise SkilldeckError(
-                ErrorCode.INVALID_PARAM, f"expected skill://NAME/PATH, got {uri!r}"
-            )
-        skill = self._skill(name)
-        _check_path(rel)
-        if rel.lower() == "skill.md":
-            return ResourceContent(uri, "text/markdown", text=read_source(skill))
-        resource = read_and_record(
-            skill, rel, self.settings.resource_byte_cap, actor="agent", source="mcp-resource"
-        )
-        if resource.binary:
-            return ResourceContent(uri, resource.mime, data=resource.data)
-        return ResourceContent(uri, resource.mime, text=resource.text or "")
-
-
-def _check_path(path: str) -> None:
-    """INVALID_PARAM for a resource path with control characters or over 4096 characters
-    (no file inside a skill has such a name; NUL would crash the OS call)."""
-    if not is_safe_name(path, 4096):
-        raise SkilldeckError(
-            ErrorCode.INVALID_PARAM,
-            "path must be 1-4096 characters without control or bidirectional characters",
-        )
-
-
-def resource_uri(name: str, rel_path: str) -> str:
-    """The ``skill://`` URI of a file inside a skill."""
-    from urllib.parse import quote
-
-    return f"skill://{quote(name, safe='')}/{quote(rel_path, safe='/')}"
+        return resources.read_uri(uri, self._skill, self.settings.resource_byte_cap)
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

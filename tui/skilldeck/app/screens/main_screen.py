@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import (
     Footer,
     Header,
     Input,
     ProgressBar,
-    Static,
     TabbedContent,
     TabPane,
     Tabs,
@@ -27,23 +24,20 @@ from textual.widgets import (
 )
 from textual.worker import get_current_worker
 
-from skilldeck.app.deck import UsesDeck
-from skilldeck.app.labels import clean, markup_free, short_path
+from skilldeck.app.screens.skill_actions import SkillActions
 from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
 from skilldeck.app.widgets.explain_view import HINT as EXPLAIN_HINT
-from skilldeck.app.widgets.explain_view import ExplainView, explain_renderable
-from skilldeck.app.widgets.preview_pane import PreviewPane
+from skilldeck.app.widgets.explain_view import ExplainView
+from skilldeck.app.widgets.preview_pane import PreviewPane, empty_catalog_hint
 from skilldeck.app.widgets.resources_list import ResourcesList
 from skilldeck.app.widgets.results_list import ResultsList
 from skilldeck.app.widgets.search_box import SearchBox
+from skilldeck.app.widgets.status_line import StatusLine
 from skilldeck.app.widgets.tools_table import ToolsTable
 from skilldeck.app.widgets.toolset_table import ToolsetTable
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
 from skilldeck.core.workspace import Hit, Ranked, Workspace
-
-if TYPE_CHECKING:
-    from skilldeck.core.execution.toolsets import ToolsetToolStatus
 
 RESULT_LIMIT = 200
 """Rows shown in the results list; the rest are counted as "+N more"."""
@@ -90,27 +84,9 @@ TAB_BINDINGS: list[BindingType] = [
 """``1``-``5`` pick a tab outside the search box, ``alt+1``-``alt+5`` from anywhere."""
 
 
-def empty_catalog_hint(roots: list[Path]) -> Text:
-    """What to tell someone whose skill folders hold no skill yet."""
-    text = Text("No skills found.\n\n", style="bold")
-    text.append("Skilldeck looked in (lowest precedence first):\n")
-    for root in roots:
-        text.append(f"  {clean(short_path(root))}\n", style="cyan")
-    text.append("\nTo add a skill, create a folder holding a SKILL.md, for example\n")
-    first = roots[-1] if roots else Path("~/.claude/skills")
-    text.append(f"  {clean(short_path(first / 'my-skill' / 'SKILL.md'))}\n", style="bold")
-    text.append(
-        "with YAML frontmatter, then instructions:\n\n"
-        "  ---\n  name: my-skill\n  description: What it does. Use when …\n  ---\n"
-        "  # My skill\n\n",
-        style="dim",
-    )
-    text.append("ctrl+r rescans; skilldeck --root DIR opens another folder.", style="dim")
-    return text
-
-
-class MainScreen(UsesDeck, Screen[None]):
-    """Search and browse skills."""
+class MainScreen(SkillActions):
+    """Search and browse skills: the screen decides what the widgets show (the skill
+    actions that ask in a dialog and write are in :class:`SkillActions`)."""
 
     AUTO_FOCUS = "#search"
 
@@ -206,7 +182,7 @@ class MainScreen(UsesDeck, Screen[None]):
                     pass_keys=[alt_char for _tab, _label, alt_char in TABS],
                 )
                 with Horizontal(id="status-row"):
-                    yield Static("", id="status")
+                    yield StatusLine("", id="status")
                     yield ProgressBar(
                         total=None, show_eta=False, show_percentage=False, id="progress"
                     )
@@ -250,9 +226,7 @@ class MainScreen(UsesDeck, Screen[None]):
         bar.display = deck.discovering
         if deck.discovering:
             count = deck.discovered or len(self.workspace.catalog.skills)
-            self.query_one("#status", Static).update(
-                Text(f"{deck.stage or 'working'}… {count} skills", style="italic"), layout=False
-            )
+            self.query_one(StatusLine).show_progress(deck.stage, count)
         elif self.last_ranked is not None:
             self._show_status(self.last_ranked)
         if not deck.discovering and self._detailed is None and self.is_mounted:
@@ -262,28 +236,12 @@ class MainScreen(UsesDeck, Screen[None]):
         if self.deck.discovering:
             self._progress_changed()
             return
-        text = Text()
-        noun = "skill" if ranked.total == 1 else "skills"
-        if ranked.query.strip():
-            text.append(f"{ranked.total} match", style="bold")
-            text.append("" if ranked.total == 1 else "es", style="bold")
-        else:
-            text.append(f"{ranked.total} {noun}", style="bold")
-        if ranked.ranked and ranked.query.strip() and ranked.hits:
-            top = max((h.score or 0.0) for h in ranked.hits)
-            if top < self.workspace.settings.confidence_threshold:
-                # What agents are told too (search --agent, the MCP server).
-                text.append(" · no confident match", style="yellow")
-        if not self.deck.deterministic:
-            text.append(f" · {ranked.elapsed_ms:.1f} ms", style="dim")
-        if not ranked.ranked:
-            text.append(" · filter (index building)", style="yellow")
-
-        if ranked.semantic:
-            text.append(" · semantic", style="green")
-        if self.deck.stage:
-            text.append(f" · {self.deck.stage}…", style="italic yellow")
-        self.query_one("#status", Static).update(text, layout=False)  # fixed size: no reflow
+        self.query_one(StatusLine).show_ranked(
+            ranked,
+            threshold=self.workspace.settings.confidence_threshold,
+            deterministic=self.deck.deterministic,
+            stage=self.deck.stage,
+        )
 
     # ----------------------------------------------------------------- search
 
@@ -415,77 +373,21 @@ class MainScreen(UsesDeck, Screen[None]):
             self.query_one(ExplainView).show(Text(EXPLAIN_HINT, style="dim") if skill else Text(""))
 
     def _show_toolsets(self, skill: Skill | None) -> None:
-        """Show the toolset table only for a skill that declares toolsets, filled by a
-        worker (the modules are read and hashed; the session is read from the store)."""
+        """Show the toolset table only for a skill that declares toolsets."""
         table = self.query_one(ToolsetTable)
         table.display = bool(skill and skill.toolsets)
         self.query_one("#tab-tools", TabPane).set_class(table.display, "has-toolsets")
         if skill is not None and skill.toolsets:
             table.show(None)
-            self._read_toolsets(skill, self.deck.session_id)
+        self._load_toolsets(skill)
 
     def _session_changed(self, _value: object = None) -> None:
         """Approval states follow the session store and the session in use."""
-        if self._detailed is not None and self._detailed.toolsets:
-            self._read_toolsets(self._detailed, self.deck.session_id)
+        self._load_toolsets(self._detailed)
 
-    @work(thread=True, exclusive=True, group="toolsets")
-    def _read_toolsets(self, skill: Skill, session_id: str | None) -> None:
-        from skilldeck.core.execution.toolsets import toolset_status
-
-        worker = get_current_worker()
-        try:
-            store = self.deck.store if session_id else None
-            rows = toolset_status(self.deck.settings, skill, store, session_id)
-        except SkilldeckError as exc:
-            self.app.call_from_thread(self.notify, exc.message, severity="error")
-            return
-        if not worker.is_cancelled:
-            self.app.call_from_thread(self._toolsets_read, skill, rows, session_id)
-
-    def _toolsets_read(
-        self, skill: Skill, rows: list[ToolsetToolStatus], session_id: str | None
-    ) -> None:
-        if self._detailed is skill:
-            self.query_one(ToolsetTable).show(rows, session_id)
-
-    @on(ToolsetTable.Review)
-    def _review_toolset(self, event: ToolsetTable.Review) -> None:
-        from skilldeck.app.dialogs.request_review import RequestReviewDialog
-        from skilldeck.core.execution.review import parse_file_request
-
-        request = parse_file_request(event.status.approval)
-        if request is None:
-            self.notify(markup_free(event.status.error or "module not readable"), severity="error")
-            return
-        session_id = self.deck.session_id
-        if session_id is None:
-            self.notify(
-                "No session in use: pick one in Sessions (s) to approve a toolset for it.",
-                severity="warning",
-            )
-            return
-
-        def done(verdict: str | None) -> None:
-            if verdict in ("approve", "deny"):
-                self._decide_toolset(session_id, verdict, request.entry)
-
-        self.app.push_screen(RequestReviewDialog(request, session_id), done)
-
-    @work(thread=True, group="toolset-decision")
-    def _decide_toolset(self, session_id: str, verdict: str, entry: str) -> None:
-        store = self.deck.store
-        try:
-            if verdict == "approve":
-                store.approve(session_id, entry, actor="operator")
-            else:
-                store.deny(session_id, entry, actor="operator")
-        except SkilldeckError as exc:
-            self.app.call_from_thread(self.notify, markup_free(exc.message), severity="error")
-            return
-        done = "Approved" if verdict == "approve" else "Denied"
-        self.app.call_from_thread(self.notify, markup_free(f"{done} {entry}"), timeout=3)
-        self.app.call_from_thread(self.deck.after_store_change)
+    def _load_toolsets(self, skill: Skill | None) -> None:
+        deck = self.deck
+        self.query_one(ToolsetTable).load(skill, deck.settings, deck.session_id, lambda: deck.store)
 
     def _label_diagnostics_tab(self) -> None:
         """ "Diagnostics (3)", or "Diag (3)" where the five tabs would not fit."""
@@ -591,79 +493,5 @@ class MainScreen(UsesDeck, Screen[None]):
         self.query_one("#tabs", TabbedContent).active = "tab-explain"
         self._explain(self.query_text, skill)
 
-    @work(thread=True, exclusive=True, group="explain")
     def _explain(self, query: str, skill: Skill) -> None:
-        try:
-            response = self.workspace.explain(query)
-        except Exception as exc:
-            self.app.call_from_thread(self.notify, f"explain failed: {exc}", severity="error")
-            return
-        renderable = explain_renderable(query, skill, response)
-        self.app.call_from_thread(self.query_one(ExplainView).show, renderable)
-
-    def action_force_load(self) -> None:
-        """Open the force-load dialog for the highlighted skill."""
-        from skilldeck.app.dialogs.force_load import ForceLoadDialog, ForceLoadOutcome
-
-        skill = self.current
-        if skill is None:
-            return
-
-        def done(outcome: ForceLoadOutcome | None) -> None:
-            if outcome is not None:
-                self.deck.after_store_change()
-                self.notify(
-                    f"{outcome.skill} force-loaded into session {outcome.session_id} "
-                    f"({outcome.tokens} tokens)",
-                    title="Force-load",
-                )
-
-        self.app.push_screen(ForceLoadDialog(skill), done)
-
-    def action_toggle_enabled(self) -> None:
-        """Enable or disable the highlighted skill in the governance registry."""
-        from skilldeck.app.dialogs.confirm import ConfirmDialog
-
-        skill = self.current
-        if skill is None:
-            return
-        verb = "Disable" if skill.enabled else "Enable"
-        registry = self.deck.settings.registry_file
-        question = (
-            f"{verb} skill '{skill.name}'?\n\n"
-            f"This writes the governance registry\n{short_path(registry)}\n"
-            "and never touches the SKILL.md. Disabled skills stay visible here "
-            "but are not listed to models."
-        )
-
-        def done(confirmed: bool | None) -> None:
-            if confirmed:
-                self._set_enabled(skill, not skill.enabled)
-
-        self.app.push_screen(ConfirmDialog(question, confirm=verb, title=f"{verb} skill"), done)
-
-    @work(thread=True, exclusive=True, group="registry")
-    def _set_enabled(self, skill: Skill, enabled: bool) -> None:
-        from skilldeck.core.registry import set_enabled
-
-        try:
-            set_enabled(
-                self.deck.settings.registry_file, skill.name, enabled, skill.default_enabled
-            )
-        except SkilldeckError as exc:
-            self.app.call_from_thread(self.notify, exc.message, severity="error")
-            return
-        except OSError as exc:
-            self.app.call_from_thread(self.notify, f"registry not written: {exc}", severity="error")
-            return
-        for same in self.workspace.catalog.skills:
-            if same.name == skill.name:
-                same.enabled = enabled
-        self.app.call_from_thread(self._enabled_changed, skill, enabled)
-
-    def _enabled_changed(self, skill: Skill, enabled: bool) -> None:
-        self.notify(
-            f"{skill.name} {'enabled' if enabled else 'disabled'} in the registry",
-            title="Governance",
-        )
-        self.deck.bump()
+        self.query_one(ExplainView).explain(self.workspace, query, skill)

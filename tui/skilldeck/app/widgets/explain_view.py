@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -16,6 +17,7 @@ from skilldeck.core.model import Skill
 
 if TYPE_CHECKING:
     from skilldeck.core.search import SearchResponse
+    from skilldeck.core.workspace import Workspace
 
 HINT = "Type a query, highlight a result and press x to see why it ranked there."
 
@@ -87,3 +89,14 @@ class ExplainView(VerticalScroll):
     def show(self, renderable: RenderableType) -> None:
         """Replace the explanation."""
         self.query_one("#explain-text", Static).update(renderable)
+
+    @work(thread=True, exclusive=True, group="explain")
+    def explain(self, workspace: Workspace, query: str, skill: Skill) -> None:
+        """Explain ``query`` for ``skill`` in a thread worker, then show it."""
+        try:
+            response = workspace.explain(query)
+        except Exception as exc:
+            self.app.call_from_thread(self.notify, f"explain failed: {exc}", severity="error")
+            return
+        renderable = explain_renderable(query, skill, response)
+        self.app.call_from_thread(self.show, renderable)

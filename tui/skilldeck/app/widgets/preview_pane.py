@@ -346,3 +346,23 @@ class PreviewPane(Vertical):
                 plain.update(Text(body))
         if self._wants(key):
             self._set_loading(False)
+
+
+def empty_catalog_hint(roots: list[Path]) -> Text:
+    """What to tell someone whose skill folders hold no skill yet (shown by
+    :meth:`PreviewPane.show` as its ``hint``)."""
+    text = Text("No skills found.\n\n", style="bold")
+    text.append("Skilldeck looked in (lowest precedence first):\n")
+    for root in roots:
+        text.append(f"  {clean(short_path(root))}\n", style="cyan")
+    text.append("\nTo add a skill, create a folder holding a SKILL.md, for example\n")
+    first = roots[-1] if roots else Path("~/.claude/skills")
+    text.append(f"  {clean(short_path(first / 'my-skill' / 'SKILL.md'))}\n", style="bold")
+    text.append(
+        "with YAML frontmatter, then instructions:\n\n"
+        "  ---\n  name: my-skill\n  description: What it does. Use when …\n  ---\n"
+        "  # My skill\n\n",
+        style="dim",
+    )
+    text.append("ctrl+r rescans; skilldeck --root DIR opens another folder.", style="dim")
+    return text

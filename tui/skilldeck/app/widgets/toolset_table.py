@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
+from textual.worker import get_current_worker
 
 from skilldeck.app.labels import clean, literal
+from skilldeck.core.errors import SkilldeckError
 
 if TYPE_CHECKING:
+    from skilldeck.core.config import Settings
     from skilldeck.core.execution.toolsets import ToolsetToolStatus
+    from skilldeck.core.model import Skill
+    from skilldeck.core.sessions import SessionStore
 
 STATE_STYLE = {
     "allowlist": "green",
@@ -60,6 +67,7 @@ class ToolsetTable(DataTable[Text]):
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.statuses: list[ToolsetToolStatus] = []
         """The statuses shown, in row order."""
+        self._skill: Skill | None = None
 
     def on_mount(self) -> None:
         self.add_columns("Toolset tool", "State", "Description", "Module")
@@ -83,6 +91,45 @@ class ToolsetTable(DataTable[Text]):
             )
         where = f"session {clean(session_id)}" if session_id else "no session selected"
         self.border_title = f"Toolset tools · {where} · enter: review module"
+
+    def load(
+        self,
+        skill: Skill | None,
+        settings: Settings,
+        session_id: str | None,
+        store: Callable[[], SessionStore],
+    ) -> None:
+        """Follow ``skill``: read its rows in a thread worker when it declares toolsets
+        (the modules are read and hashed; approvals come from ``store()`` for
+        ``session_id``). Rows read for a skill no longer followed are dropped."""
+        self._skill = skill
+        if skill is not None and skill.toolsets:
+            self._read(skill, settings, session_id, store)
+
+    @work(thread=True, exclusive=True, group="toolsets")
+    def _read(
+        self,
+        skill: Skill,
+        settings: Settings,
+        session_id: str | None,
+        store: Callable[[], SessionStore],
+    ) -> None:
+        from skilldeck.core.execution.toolsets import toolset_status
+
+        worker = get_current_worker()
+        try:
+            rows = toolset_status(settings, skill, store() if session_id else None, session_id)
+        except SkilldeckError as exc:
+            self.app.call_from_thread(self.notify, exc.message, severity="error")
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._rows_read, skill, rows, session_id)
+
+    def _rows_read(
+        self, skill: Skill, rows: list[ToolsetToolStatus], session_id: str | None
+    ) -> None:
+        if self._skill is skill:
+            self.show(rows, session_id)
 
     def action_review(self) -> None:
         """Announce the highlighted row's module for review."""

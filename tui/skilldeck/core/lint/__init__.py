@@ -239,6 +239,23 @@ def _description_rules(out: _Out) -> None:
             line,
             1,
         )
+    _listing_length_rules(out, text, when_text, line)
+    tag = _XML_TAG.search(desc)
+    if tag:
+        out.add("SL006", f"description contains an XML-like tag {tag.group(0)!r}", line, 1)
+    machine = _MACHINE_PATH.search(desc)
+    if machine:
+        out.add(
+            "SL105",
+            f"description contains the machine-specific path {machine.group(0)!r}",
+            line,
+            1,
+        )
+    _invisible(out, desc, line, "description")
+
+
+def _listing_length_rules(out: _Out, text: str, when_text: str, line: int | None) -> None:
+    """SL004 (the listing entry is cut) or SL005 (only its front survives a budget)."""
     listed = len(text) + (len(" ".join(when_text.split())) if when_text else 0)
     if listed > out.config.listing_max_chars:
         out.add(
@@ -256,18 +273,6 @@ def _description_rules(out: _Out) -> None:
             line,
             1,
         )
-    tag = _XML_TAG.search(desc)
-    if tag:
-        out.add("SL006", f"description contains an XML-like tag {tag.group(0)!r}", line, 1)
-    machine = _MACHINE_PATH.search(desc)
-    if machine:
-        out.add(
-            "SL105",
-            f"description contains the machine-specific path {machine.group(0)!r}",
-            line,
-            1,
-        )
-    _invisible(out, desc, line, "description")
 
 
 def _name_rules(out: _Out) -> None:

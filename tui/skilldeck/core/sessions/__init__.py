@@ -5,8 +5,10 @@ and their allowed tools, approvals, denials, the pending-approval queue, and an
 append-only audit log. By default they live in one SQLite file shared by every process
 (:mod:`skilldeck.core.sessions.sqlite`); fleets of servers on several hosts share a
 PostgreSQL database named by ``SKILLDECK_SESSIONS_URL``
-(:mod:`skilldeck.core.sessions.postgres`). See :mod:`skilldeck.core.sessions.store` for
-the policy and :mod:`skilldeck.core.sessions.model` for how tool names match.
+(:mod:`skilldeck.core.sessions.postgres`); both share what a change does through
+:mod:`skilldeck.core.sessions.sql_backend` and :mod:`skilldeck.core.sessions.rows`. See
+:mod:`skilldeck.core.sessions.store` for the policy and :mod:`skilldeck.core.sessions.model`
+for how tool names match.
 """
 
 from skilldeck.core.sessions.backend import SessionBackend

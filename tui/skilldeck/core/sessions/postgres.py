@@ -2,7 +2,8 @@
 
 Selected with ``SKILLDECK_SESSIONS_URL=postgresql://…`` (or ``sessions_url`` in the config
 file); needs the optional ``psycopg`` 3 driver (``pip install 'skilldeck[postgres]'``).
-Semantics are those of :class:`~skilldeck.core.sessions.sqlite.SqliteBackend`:
+Semantics are those of :class:`~skilldeck.core.sessions.sqlite.SqliteBackend` (what a
+change does is shared in :class:`~skilldeck.core.sessions.sql_backend.SqlBackend`):
 
 * every change is one transaction, and a method returns only after ``COMMIT`` succeeded;
   changes to one session are serialised by ``SELECT … FOR UPDATE`` on its row;
@@ -26,7 +27,6 @@ Semantics are those of :class:`~skilldeck.core.sessions.sqlite.SqliteBackend`:
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 import threading
@@ -35,13 +35,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.sessions.model import (
-    ActiveSkill,
-    AuditEntry,
-    PruneResult,
-    Session,
-    tool_matches,
+from skilldeck.core.sessions.model import Session
+from skilldeck.core.sessions.rows import (
+    AUDIT_COLUMNS,
+    build_session,
+    encode_detail,
 )
+from skilldeck.core.sessions.sql_backend import SqlBackend, Statements
 
 if TYPE_CHECKING:
     import psycopg
@@ -150,6 +150,48 @@ SELECT s.id, s.created, s.mode, s.label, s.created_by, s.ended,
 FROM skilldeck_sessions s
 """
 
+_SQL = Statements(
+    param="%s",
+    insert_session=(
+        "INSERT INTO skilldeck_sessions (id, created, mode, label, created_by) "
+        "VALUES (%s, %s, %s, %s, %s)"
+    ),
+    select_session=_SESSION_SQL + " WHERE s.id = %s",
+    all_sessions=_SESSION_SQL + " ORDER BY s.created DESC, s.id",
+    open_sessions=_SESSION_SQL + " WHERE s.ended IS NULL ORDER BY s.created DESC, s.id",
+    lock_session="SELECT mode, ended FROM skilldeck_sessions WHERE id = %s FOR UPDATE",
+    upsert_skill=(
+        "INSERT INTO skilldeck_session_skills (session_id, name, allowed_tools, "
+        "arguments, actor, activated) VALUES (%s, %s, %s::jsonb, %s, %s, %s) "
+        "ON CONFLICT (session_id, name) DO UPDATE SET "
+        "allowed_tools = excluded.allowed_tools, arguments = excluded.arguments, "
+        "actor = excluded.actor, activated = excluded.activated"
+    ),
+    pending_tools="SELECT tool FROM skilldeck_pending WHERE session_id = %s",
+    tool_state=(
+        "SELECT state, actor FROM skilldeck_session_tools WHERE session_id = %s AND tool = %s"
+    ),
+    put_tool_state=(
+        "INSERT INTO skilldeck_session_tools (session_id, tool, state, actor, time) "
+        "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session_id, tool) DO UPDATE SET "
+        "state = excluded.state, actor = excluded.actor, time = excluded.time"
+    ),
+    forget_tool_state="DELETE FROM skilldeck_session_tools WHERE session_id = %s AND tool = %s",
+    set_mode="UPDATE skilldeck_sessions SET mode = %s WHERE id = %s",
+    insert_pending=(
+        "INSERT INTO skilldeck_pending (session_id, tool, actor, requested) "
+        "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING"
+    ),
+    end_session="UPDATE skilldeck_sessions SET ended = %s WHERE id = %s",
+    clear_pending="DELETE FROM skilldeck_pending WHERE session_id = %s",
+    delete_ended="DELETE FROM skilldeck_sessions WHERE ended IS NOT NULL AND ended < %s",
+    allow_audit_delete="SELECT set_config('skilldeck.audit_prune_before', %s, true)",
+    delete_audit="DELETE FROM skilldeck_audit WHERE time < %s",
+    forbid_audit_delete="SELECT set_config('skilldeck.audit_prune_before', '', true)",
+    audit_since=f"SELECT {AUDIT_COLUMNS} FROM skilldeck_audit WHERE id > %s",
+    max_audit_id="SELECT COALESCE(MAX(id), 0) FROM skilldeck_audit",
+)
+
 
 def _driver() -> Any:
     """The ``psycopg`` module, or a clear error when the optional driver is missing."""
@@ -195,20 +237,7 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _session(row: tuple[Any, ...]) -> Session:
-    session = Session(
-        id=row[0], created=row[1], mode=row[2], label=row[3], created_by=row[4], ended=row[5]
-    )
-    for name, tools, arguments, actor, activated in row[6]:
-        allowed = tuple(str(t) for t in tools) if isinstance(tools, list) else ()
-        session.skills.append(ActiveSkill(name, allowed, arguments, actor, float(activated)))
-    for tool, state in row[7]:
-        (session.approved if state == "approved" else session.denied).append(tool)
-    session.pending = [str(t) for t in row[8]]
-    return session
-
-
-class PostgresBackend:
+class PostgresBackend(SqlBackend):
     """:class:`~skilldeck.core.sessions.backend.SessionBackend` on a PostgreSQL server.
 
     Args:
@@ -220,6 +249,8 @@ class PostgresBackend:
         SkilldeckError: EXECUTION_ERROR when the server cannot be reached (SS006), the
             schema is newer than this skilldeck (SS003) or the driver is missing (SS007).
     """
+
+    sql = _SQL
 
     def __init__(self, url: str, *, retry_seconds: float = DEFAULT_RETRY_SECONDS) -> None:
         self.url = url
@@ -325,6 +356,13 @@ class PostgresBackend:
             finally:
                 self._op = None
 
+    def _write(self, action: Callable[[Cursor], T]) -> T:
+        return self._run(action)
+
+    def _read(self, action: Callable[[Cursor], T]) -> T:
+        """One statement needs no transaction: its snapshot is consistent."""
+        return self._run(action, transaction=False)
+
     def _connection(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed:
             self._conn = self._connect()
@@ -402,279 +440,22 @@ class PostgresBackend:
         cur.execute(
             "INSERT INTO skilldeck_audit (time, session_id, actor, action, subject, detail, op) "
             "VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s) RETURNING id",
-            (
-                now,
-                session_id,
-                actor,
-                action,
-                subject,
-                json.dumps(detail, ensure_ascii=False, sort_keys=True, default=str),
-                self._op,
-            ),
+            (now, session_id, actor, action, subject, encode_detail(detail), self._op),
         )
         return int(cur.fetchone()[0])
 
-    @staticmethod
-    def _lock_session(cur: Cursor, session_id: str) -> tuple[Any, ...] | None:
+    # --- SqlBackend hooks -----------------------------------------------------------------
+
+    def _load(self, cur: Cursor, row: tuple[Any, ...]) -> Session:
+        """The session of a ``_SESSION_SQL`` row: one statement, one consistent snapshot
+        (skills, tools and pending queue come as JSON aggregates)."""
+        return build_session(row, row[6], row[7], row[8])
+
+    def _drop_pending(self, cur: Cursor, session_id: str, tools: list[str]) -> None:
         cur.execute(
-            "SELECT mode, ended FROM skilldeck_sessions WHERE id = %s FOR UPDATE", (session_id,)
+            "DELETE FROM skilldeck_pending WHERE session_id = %s AND tool = ANY(%s)",
+            (session_id, tools),
         )
-        row: tuple[Any, ...] | None = cur.fetchone()
-        return row
-
-    # --- SessionBackend -------------------------------------------------------------------
-
-    def create_session(
-        self, session_id: str, mode: str, label: str, actor: str, now: float
-    ) -> Session:
-        """Insert a new session (audit action ``create``)."""
-
-        def action(cur: Cursor) -> None:
-            cur.execute(
-                "INSERT INTO skilldeck_sessions (id, created, mode, label, created_by) "
-                "VALUES (%s, %s, %s, %s, %s)",
-                (session_id, now, mode, label, actor),
-            )
-            self._audit(
-                cur, session_id, actor, "create", session_id, {"mode": mode, "label": label}, now
-            )
-
-        self._run(action)
-        return Session(id=session_id, created=now, mode=mode, label=label, created_by=actor)
-
-    def get_session(self, session_id: str) -> Session | None:
-        """Snapshot of one session, or None (one statement: one consistent snapshot)."""
-
-        def action(cur: Cursor) -> Session | None:
-            cur.execute(_SESSION_SQL + " WHERE s.id = %s", (session_id,))
-            row = cur.fetchone()
-            return _session(row) if row else None
-
-        return self._run(action, transaction=False)
-
-    def list_sessions(self, include_ended: bool) -> list[Session]:
-        """Snapshots, newest first."""
-        where = "" if include_ended else " WHERE s.ended IS NULL"
-
-        def action(cur: Cursor) -> list[Session]:
-            cur.execute(_SESSION_SQL + where + " ORDER BY s.created DESC, s.id")
-            return [_session(row) for row in cur.fetchall()]
-
-        return self._run(action, transaction=False)
-
-    def activate_skill(
-        self,
-        session_id: str,
-        name: str,
-        allowed_tools: list[str],
-        arguments: str,
-        actor: str,
-        now: float,
-    ) -> bool:
-        """Add or refresh an active skill (audit ``activate``); pending requests its
-        allowed tools cover are resolved."""
-
-        def action(cur: Cursor) -> bool:
-            if self._lock_session(cur, session_id) is None:
-                return False
-            cur.execute(
-                "INSERT INTO skilldeck_session_skills (session_id, name, allowed_tools, "
-                "arguments, actor, activated) VALUES (%s, %s, %s::jsonb, %s, %s, %s) "
-                "ON CONFLICT (session_id, name) DO UPDATE SET "
-                "allowed_tools = excluded.allowed_tools, arguments = excluded.arguments, "
-                "actor = excluded.actor, activated = excluded.activated",
-                (session_id, name, json.dumps(allowed_tools), arguments, actor, now),
-            )
-            cur.execute("SELECT tool FROM skilldeck_pending WHERE session_id = %s", (session_id,))
-            waiting = [r[0] for r in cur.fetchall()]
-            covered = [t for t in waiting if any(tool_matches(a, t) for a in allowed_tools)]
-            if covered:
-                cur.execute(
-                    "DELETE FROM skilldeck_pending WHERE session_id = %s AND tool = ANY(%s)",
-                    (session_id, covered),
-                )
-            detail = {"allowed_tools": allowed_tools, "arguments": arguments, "resolved": covered}
-            self._audit(cur, session_id, actor, "activate", name, detail, now)
-            return True
-
-        return self._run(action)
-
-    def set_tool_state(
-        self, session_id: str, tool: str, state: str | None, actor: str, now: float
-    ) -> bool:
-        """Mark ``tool`` approved/denied (None: forget), dropping it from pending.
-
-        The audit detail says whether this decision resolved a pending request
-        (``was_pending``) and which decision it replaced (``previous``, ``previous_actor``):
-        of two operators deciding one request at once, the entry with ``was_pending`` won.
-        """
-
-        def action(cur: Cursor) -> bool:
-            if self._lock_session(cur, session_id) is None:
-                return False
-            cur.execute(
-                "SELECT state, actor FROM skilldeck_session_tools "
-                "WHERE session_id = %s AND tool = %s",
-                (session_id, tool),
-            )
-            before = cur.fetchone()
-            if state is None:
-                cur.execute(
-                    "DELETE FROM skilldeck_session_tools WHERE session_id = %s AND tool = %s",
-                    (session_id, tool),
-                )
-            else:
-                cur.execute(
-                    "INSERT INTO skilldeck_session_tools (session_id, tool, state, actor, time) "
-                    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session_id, tool) DO UPDATE SET "
-                    "state = excluded.state, actor = excluded.actor, time = excluded.time",
-                    (session_id, tool, state, actor, now),
-                )
-            cur.execute("SELECT tool FROM skilldeck_pending WHERE session_id = %s", (session_id,))
-            waiting = [r[0] for r in cur.fetchall()]
-            covered = [t for t in waiting if t == tool or tool_matches(tool, t)]
-            targets = covered if state is not None else [t for t in waiting if t == tool]
-            if targets:
-                cur.execute(
-                    "DELETE FROM skilldeck_pending WHERE session_id = %s AND tool = ANY(%s)",
-                    (session_id, targets),
-                )
-            verb = {"approved": "approve", "denied": "deny", None: "revoke"}[state]
-            detail = {
-                "was_pending": bool(targets),
-                "resolved": len(targets),
-                "previous": before[0] if before else None,
-                "previous_actor": before[1] if before else None,
-            }
-            self._audit(cur, session_id, actor, verb, tool, detail, now)
-            return True
-
-        return self._run(action)
-
-    def set_mode(self, session_id: str, mode: str, actor: str, now: float) -> bool:
-        """Change the policy mode (audit ``mode``)."""
-
-        def action(cur: Cursor) -> bool:
-            row = self._lock_session(cur, session_id)
-            if row is None:
-                return False
-            cur.execute("UPDATE skilldeck_sessions SET mode = %s WHERE id = %s", (mode, session_id))
-            self._audit(cur, session_id, actor, "mode", mode, {"previous": row[0]}, now)
-            return True
-
-        return self._run(action)
-
-    def add_pending(self, session_id: str, tool: str, actor: str, now: float) -> bool:
-        """Queue an approval request; True when it was not already pending."""
-
-        def action(cur: Cursor) -> bool:
-            if self._lock_session(cur, session_id) is None:
-                return False
-            cur.execute(
-                "INSERT INTO skilldeck_pending (session_id, tool, actor, requested) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (session_id, tool, actor, now),
-            )
-            added: bool = cur.rowcount > 0
-            if added:
-                self._audit(cur, session_id, actor, "request", tool, {}, now)
-            return added
-
-        return self._run(action)
-
-    def end_session(self, session_id: str, actor: str, now: float) -> bool:
-        """Mark the session ended (audit ``end``); ending twice keeps the first time."""
-
-        def action(cur: Cursor) -> bool:
-            row = self._lock_session(cur, session_id)
-            if row is None:
-                return False
-            if row[1] is None:
-                cur.execute(
-                    "UPDATE skilldeck_sessions SET ended = %s WHERE id = %s", (now, session_id)
-                )
-                cur.execute("DELETE FROM skilldeck_pending WHERE session_id = %s", (session_id,))
-                self._audit(cur, session_id, actor, "end", session_id, {}, now)
-            return True
-
-        return self._run(action)
-
-    def append_audit(
-        self,
-        session_id: str | None,
-        actor: str,
-        action: str,
-        subject: str,
-        detail: dict[str, Any],
-        now: float,
-    ) -> int:
-        """Append one audit row without another change; return its id."""
-        return self._run(
-            lambda cur: self._audit(cur, session_id, actor, action, subject, detail, now)
-        )
-
-    def prune(
-        self, ended_before: float, audit_before: float, actor: str, now: float
-    ) -> PruneResult:
-        """Delete old ended sessions and audit rows older than the retention."""
-
-        def action(cur: Cursor) -> PruneResult:
-            cur.execute(
-                "DELETE FROM skilldeck_sessions WHERE ended IS NOT NULL AND ended < %s",
-                (ended_before,),
-            )
-            sessions = cur.rowcount
-            cur.execute(
-                "SELECT set_config('skilldeck.audit_prune_before', %s, true)", (repr(audit_before),)
-            )
-            cur.execute("DELETE FROM skilldeck_audit WHERE time < %s", (audit_before,))
-            audit = cur.rowcount
-            cur.execute("SELECT set_config('skilldeck.audit_prune_before', '', true)")
-            result = PruneResult(sessions=sessions, audit=audit)
-            detail = {
-                **result.to_dict(),
-                "ended_before": ended_before,
-                "audit_before": audit_before,
-            }
-            self._audit(cur, None, actor, "prune", "", detail, now)
-            return result
-
-        return self._run(action)
-
-    def audit(self, session_id: str | None, since_id: int, limit: int | None) -> list[AuditEntry]:
-        """Audit rows with id > ``since_id``, oldest first."""
-        sql = (
-            "SELECT id, time, session_id, actor, action, subject, detail FROM skilldeck_audit "
-            "WHERE id > %s"
-        )
-        params: list[Any] = [since_id]
-        if session_id is not None:
-            sql += " AND session_id = %s"
-            params.append(session_id)
-        sql += " ORDER BY id"
-        if limit is not None:
-            sql += " LIMIT %s"
-            params.append(limit)
-
-        def action(cur: Cursor) -> list[AuditEntry]:
-            cur.execute(sql, params)
-            return [
-                AuditEntry(
-                    int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6] if isinstance(r[6], dict) else {}
-                )
-                for r in cur.fetchall()
-            ]
-
-        return self._run(action, transaction=False)
-
-    def last_audit_id(self) -> int:
-        """Highest audit id (0 when empty)."""
-
-        def action(cur: Cursor) -> int:
-            cur.execute("SELECT COALESCE(MAX(id), 0) FROM skilldeck_audit")
-            return int(cur.fetchone()[0])
-
-        return self._run(action, transaction=False)
 
     # --- live changes ---------------------------------------------------------------------
 

@@ -19,6 +19,10 @@ Schema (``PRAGMA user_version`` = 1)::
 ``audit`` is append-only: a trigger aborts any UPDATE, and any DELETE except of rows older
 than the cutoff that :meth:`SqliteBackend.prune` records in ``meta`` inside its own
 transaction. Deleting a session cascades to its skills, tools and pending rows, not audit.
+
+What a change does is shared with PostgreSQL in
+:class:`~skilldeck.core.sessions.sql_backend.SqlBackend`; this module holds the file, the
+connection, locking and retries, the schema and the SQLite dialect.
 """
 
 from __future__ import annotations
@@ -34,13 +38,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.sessions.model import (
-    ActiveSkill,
-    AuditEntry,
-    PruneResult,
-    Session,
-    tool_matches,
+from skilldeck.core.sessions.model import Session
+from skilldeck.core.sessions.rows import (
+    AUDIT_COLUMNS,
+    SESSION_COLUMNS,
+    build_session,
+    encode_detail,
 )
+from skilldeck.core.sessions.sql_backend import SqlBackend, Statements
 from skilldeck.core.store import is_disk_full
 
 SCHEMA_VERSION = 1
@@ -108,6 +113,45 @@ BEGIN
 END;
 """
 
+_SQL = Statements(
+    param="?",
+    insert_session="INSERT INTO sessions (id, created, mode, label, created_by) VALUES (?,?,?,?,?)",
+    select_session=f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?",
+    all_sessions=f"SELECT {SESSION_COLUMNS} FROM sessions ORDER BY created DESC, id",
+    open_sessions=(
+        f"SELECT {SESSION_COLUMNS} FROM sessions WHERE ended IS NULL ORDER BY created DESC, id"
+    ),
+    lock_session="SELECT mode, ended FROM sessions WHERE id = ?",
+    upsert_skill=(
+        "INSERT INTO session_skills (session_id, name, allowed_tools, arguments, actor,"
+        " activated) VALUES (?,?,?,?,?,?) ON CONFLICT (session_id, name) DO UPDATE SET"
+        " allowed_tools = excluded.allowed_tools, arguments = excluded.arguments,"
+        " actor = excluded.actor, activated = excluded.activated"
+    ),
+    pending_tools="SELECT tool FROM pending WHERE session_id = ?",
+    tool_state="SELECT state, actor FROM session_tools WHERE session_id = ? AND tool = ?",
+    put_tool_state=(
+        "INSERT INTO session_tools (session_id, tool, state, actor, time) "
+        "VALUES (?,?,?,?,?) ON CONFLICT (session_id, tool) DO UPDATE SET "
+        "state = excluded.state, actor = excluded.actor, time = excluded.time"
+    ),
+    forget_tool_state="DELETE FROM session_tools WHERE session_id = ? AND tool = ?",
+    set_mode="UPDATE sessions SET mode = ? WHERE id = ?",
+    insert_pending=(
+        "INSERT OR IGNORE INTO pending (session_id, tool, actor, requested) VALUES (?,?,?,?)"
+    ),
+    end_session="UPDATE sessions SET ended = ? WHERE id = ?",
+    clear_pending="DELETE FROM pending WHERE session_id = ?",
+    delete_ended="DELETE FROM sessions WHERE ended IS NOT NULL AND ended < ?",
+    allow_audit_delete=(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('audit_prune_before', ?)"
+    ),
+    delete_audit="DELETE FROM audit WHERE time < ?",
+    forbid_audit_delete="DELETE FROM meta WHERE key = 'audit_prune_before'",
+    audit_since=f"SELECT {AUDIT_COLUMNS} FROM audit WHERE id > ?",
+    max_audit_id="SELECT MAX(id) FROM audit",
+)
+
 
 def _statements(script: str) -> list[str]:
     """Split a script into statements (``executescript`` would commit the transaction)."""
@@ -133,7 +177,15 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
-class SqliteBackend:
+def _json_list(text: str) -> Any:
+    """A skill's stored ``allowed_tools`` decoded (damaged JSON grants nothing)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return []
+
+
+class SqliteBackend(SqlBackend):
     """:class:`~skilldeck.core.sessions.backend.SessionBackend` over one SQLite file.
 
     Args:
@@ -142,6 +194,8 @@ class SqliteBackend:
     Raises:
         SkilldeckError: EXECUTION_ERROR when the file is not a usable sessions database.
     """
+
+    sql = _SQL
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -310,8 +364,10 @@ class SqliteBackend:
             except sqlite3.DatabaseError as exc:
                 raise self._corrupt(exc) from exc
 
-    @staticmethod
+    # --- SqlBackend hooks -----------------------------------------------------------------
+
     def _audit(
+        self,
         cur: sqlite3.Cursor,
         session_id: str | None,
         actor: str,
@@ -323,332 +379,41 @@ class SqliteBackend:
         cur.execute(
             "INSERT INTO audit (time, session_id, actor, action, subject, detail) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                now,
-                session_id,
-                actor,
-                action,
-                subject,
-                json.dumps(detail, ensure_ascii=False, sort_keys=True, default=str),
-            ),
+            (now, session_id, actor, action, subject, encode_detail(detail)),
         )
         return int(cur.lastrowid or 0)
 
-    @staticmethod
-    def _exists(cur: sqlite3.Cursor, session_id: str) -> bool:
-        row = cur.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        return row is not None
-
-    # --- SessionBackend -------------------------------------------------------------------
-
-    def create_session(
-        self, session_id: str, mode: str, label: str, actor: str, now: float
-    ) -> Session:
-        """Insert a new session (audit action ``create``)."""
-
-        def action(cur: sqlite3.Cursor) -> None:
-            cur.execute(
-                "INSERT INTO sessions (id, created, mode, label, created_by) VALUES (?,?,?,?,?)",
-                (session_id, now, mode, label, actor),
-            )
-            self._audit(
-                cur, session_id, actor, "create", session_id, {"mode": mode, "label": label}, now
-            )
-
-        self._write(action)
-        return Session(id=session_id, created=now, mode=mode, label=label, created_by=actor)
-
-    def get_session(self, session_id: str) -> Session | None:
-        """Snapshot of one session, or None."""
-
-        def action(cur: sqlite3.Cursor) -> Session | None:
-            row = cur.execute(
-                "SELECT id, created, mode, label, created_by, ended FROM sessions WHERE id = ?",
-                (session_id,),
-            ).fetchone()
-            return self._load(cur, row) if row else None
-
-        return self._read(action)
-
-    def list_sessions(self, include_ended: bool) -> list[Session]:
-        """Snapshots, newest first."""
-        where = "" if include_ended else "WHERE ended IS NULL"
-
-        def action(cur: sqlite3.Cursor) -> list[Session]:
-            rows = cur.execute(
-                "SELECT id, created, mode, label, created_by, ended FROM sessions "
-                f"{where} ORDER BY created DESC, id"
-            ).fetchall()
-            return [self._load(cur, row) for row in rows]
-
-        return self._read(action)
-
-    @staticmethod
-    def _load(cur: sqlite3.Cursor, row: tuple[Any, ...]) -> Session:
-        session = Session(
-            id=row[0], created=row[1], mode=row[2], label=row[3], created_by=row[4], ended=row[5]
-        )
-        for name, tools, arguments, actor, activated in cur.execute(
-            "SELECT name, allowed_tools, arguments, actor, activated FROM session_skills "
-            "WHERE session_id = ? ORDER BY activated, name",
-            (session.id,),
-        ):
-            try:
-                parsed = json.loads(tools)
-            except ValueError:
-                parsed = []
-            allowed = tuple(str(t) for t in parsed) if isinstance(parsed, list) else ()
-            session.skills.append(ActiveSkill(name, allowed, arguments, actor, activated))
-        for tool, state in cur.execute(
-            "SELECT tool, state FROM session_tools WHERE session_id = ? ORDER BY time, tool",
-            (session.id,),
-        ):
-            (session.approved if state == "approved" else session.denied).append(tool)
-        session.pending = [
-            r[0]
-            for r in cur.execute(
-                "SELECT tool FROM pending WHERE session_id = ? ORDER BY requested, tool",
-                (session.id,),
+    def _load(self, cur: sqlite3.Cursor, row: tuple[Any, ...]) -> Session:
+        skills = [
+            (name, _json_list(tools), arguments, actor, activated)
+            for name, tools, arguments, actor, activated in cur.execute(
+                "SELECT name, allowed_tools, arguments, actor, activated FROM session_skills "
+                "WHERE session_id = ? ORDER BY activated, name",
+                (row[0],),
             )
         ]
-        return session
-
-    def activate_skill(
-        self,
-        session_id: str,
-        name: str,
-        allowed_tools: list[str],
-        arguments: str,
-        actor: str,
-        now: float,
-    ) -> bool:
-        """Add or refresh an active skill (audit ``activate``); pending requests its
-        allowed tools cover are resolved."""
-
-        def action(cur: sqlite3.Cursor) -> bool:
-            if not self._exists(cur, session_id):
-                return False
-            cur.execute(
-                "INSERT INTO session_skills (session_id, name, allowed_tools, arguments, actor,"
-                " activated) VALUES (?,?,?,?,?,?) ON CONFLICT (session_id, name) DO UPDATE SET"
-                " allowed_tools = excluded.allowed_tools, arguments = excluded.arguments,"
-                " actor = excluded.actor, activated = excluded.activated",
-                (session_id, name, json.dumps(allowed_tools), arguments, actor, now),
+        tools = cur.execute(
+            "SELECT tool, state FROM session_tools WHERE session_id = ? ORDER BY time, tool",
+            (row[0],),
+        ).fetchall()
+        pending = [
+            r[0]
+            for r in cur.execute(
+                "SELECT tool FROM pending WHERE session_id = ? ORDER BY requested, tool", (row[0],)
             )
-            waiting = [
-                r[0]
-                for r in cur.execute("SELECT tool FROM pending WHERE session_id = ?", (session_id,))
-            ]
-            covered = [t for t in waiting if any(tool_matches(a, t) for a in allowed_tools)]
-            for tool in covered:
-                cur.execute(
-                    "DELETE FROM pending WHERE session_id = ? AND tool = ?", (session_id, tool)
-                )
-            self._audit(
-                cur,
-                session_id,
-                actor,
-                "activate",
-                name,
-                {"allowed_tools": allowed_tools, "arguments": arguments, "resolved": covered},
-                now,
-            )
-            return True
+        ]
+        return build_session(row, skills, tools, pending)
 
-        return self._write(action)
+    def _drop_pending(self, cur: sqlite3.Cursor, session_id: str, tools: list[str]) -> None:
+        for tool in tools:
+            cur.execute("DELETE FROM pending WHERE session_id = ? AND tool = ?", (session_id, tool))
 
-    def set_tool_state(
-        self, session_id: str, tool: str, state: str | None, actor: str, now: float
-    ) -> bool:
-        """Mark ``tool`` approved/denied (None: forget), dropping it from pending.
-
-        The audit detail says whether this decision resolved a pending request
-        (``was_pending``) and which decision it replaced (``previous``, ``previous_actor``).
-        """
-
-        def action(cur: sqlite3.Cursor) -> bool:
-            if not self._exists(cur, session_id):
-                return False
-            before = cur.execute(
-                "SELECT state, actor FROM session_tools WHERE session_id = ? AND tool = ?",
-                (session_id, tool),
-            ).fetchone()
-            if state is None:
-                cur.execute(
-                    "DELETE FROM session_tools WHERE session_id = ? AND tool = ?",
-                    (session_id, tool),
-                )
-            else:
-                cur.execute(
-                    "INSERT INTO session_tools (session_id, tool, state, actor, time) "
-                    "VALUES (?,?,?,?,?) ON CONFLICT (session_id, tool) DO UPDATE SET "
-                    "state = excluded.state, actor = excluded.actor, time = excluded.time",
-                    (session_id, tool, state, actor, now),
-                )
-            waiting = [
-                r[0]
-                for r in cur.execute("SELECT tool FROM pending WHERE session_id = ?", (session_id,))
-            ]
-            covered = [t for t in waiting if t == tool or tool_matches(tool, t)]
-            dropped = sum(
-                cur.execute(
-                    "DELETE FROM pending WHERE session_id = ? AND tool = ?", (session_id, t)
-                ).rowcount
-                for t in (covered if state is not None else [tool])
-            )
-            verb = {"approved": "approve", "denied": "deny", None: "revoke"}[state]
-            self._audit(
-                cur,
-                session_id,
-                actor,
-                verb,
-                tool,
-                {
-                    "was_pending": dropped > 0,
-                    "resolved": dropped,
-                    "previous": before[0] if before else None,
-                    "previous_actor": before[1] if before else None,
-                },
-                now,
-            )
-            return True
-
-        return self._write(action)
-
-    def set_mode(self, session_id: str, mode: str, actor: str, now: float) -> bool:
-        """Change the policy mode (audit ``mode``)."""
-
-        def action(cur: sqlite3.Cursor) -> bool:
-            row = cur.execute("SELECT mode FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if row is None:
-                return False
-            cur.execute("UPDATE sessions SET mode = ? WHERE id = ?", (mode, session_id))
-            self._audit(cur, session_id, actor, "mode", mode, {"previous": row[0]}, now)
-            return True
-
-        return self._write(action)
-
-    def add_pending(self, session_id: str, tool: str, actor: str, now: float) -> bool:
-        """Queue an approval request; True when it was not already pending."""
-
-        def action(cur: sqlite3.Cursor) -> bool:
-            if not self._exists(cur, session_id):
-                return False
-            added = cur.execute(
-                "INSERT OR IGNORE INTO pending (session_id, tool, actor, requested) "
-                "VALUES (?,?,?,?)",
-                (session_id, tool, actor, now),
-            ).rowcount
-            if added:
-                self._audit(cur, session_id, actor, "request", tool, {}, now)
-            return bool(added)
-
-        return self._write(action)
-
-    def end_session(self, session_id: str, actor: str, now: float) -> bool:
-        """Mark the session ended (audit ``end``); ending twice keeps the first time."""
-
-        def action(cur: sqlite3.Cursor) -> bool:
-            row = cur.execute("SELECT ended FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if row is None:
-                return False
-            if row[0] is None:
-                cur.execute("UPDATE sessions SET ended = ? WHERE id = ?", (now, session_id))
-                cur.execute("DELETE FROM pending WHERE session_id = ?", (session_id,))
-                self._audit(cur, session_id, actor, "end", session_id, {}, now)
-            return True
-
-        return self._write(action)
-
-    def append_audit(
-        self,
-        session_id: str | None,
-        actor: str,
-        action: str,
-        subject: str,
-        detail: dict[str, Any],
-        now: float,
-    ) -> int:
-        """Append one audit row without another change; return its id."""
-        return self._write(
-            lambda cur: self._audit(cur, session_id, actor, action, subject, detail, now)
-        )
-
-    def prune(
-        self, ended_before: float, audit_before: float, actor: str, now: float
-    ) -> PruneResult:
-        """Delete old ended sessions and audit rows older than the retention."""
-
-        def action(cur: sqlite3.Cursor) -> PruneResult:
-            sessions = cur.execute(
-                "DELETE FROM sessions WHERE ended IS NOT NULL AND ended < ?", (ended_before,)
-            ).rowcount
-            cur.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES ('audit_prune_before', ?)",
-                (repr(audit_before),),
-            )
-            audit = cur.execute("DELETE FROM audit WHERE time < ?", (audit_before,)).rowcount
-            cur.execute("DELETE FROM meta WHERE key = 'audit_prune_before'")
-            result = PruneResult(sessions=sessions, audit=audit)
-            self._audit(
-                cur,
-                None,
-                actor,
-                "prune",
-                "",
-                {
-                    **result.to_dict(),
-                    "ended_before": ended_before,
-                    "audit_before": audit_before,
-                },
-                now,
-            )
-            return result
-
-        return self._write(action)
-
-    def audit(self, session_id: str | None, since_id: int, limit: int | None) -> list[AuditEntry]:
-        """Audit rows with id > ``since_id``, oldest first."""
-        sql = "SELECT id, time, session_id, actor, action, subject, detail FROM audit WHERE id > ?"
-        params: list[Any] = [since_id]
-        if session_id is not None:
-            sql += " AND session_id = ?"
-            params.append(session_id)
-        sql += " ORDER BY id"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-
-        def action(cur: sqlite3.Cursor) -> list[AuditEntry]:
-            entries = []
-            for row in cur.execute(sql, params):
-                try:
-                    detail = json.loads(row[6])
-                except ValueError:
-                    detail = {"raw": row[6]}
-                entries.append(
-                    AuditEntry(
-                        row[0],
-                        row[1],
-                        row[2],
-                        row[3],
-                        row[4],
-                        row[5],
-                        detail if isinstance(detail, dict) else {},
-                    )
-                )
-            return entries
-
-        return self._read(action)
-
-    def last_audit_id(self) -> int:
-        """Highest audit id (0 when empty)."""
-
-        def action(cur: sqlite3.Cursor) -> int:
-            row = cur.execute("SELECT MAX(id) FROM audit").fetchone()
-            return int(row[0] or 0)
-
-        return self._read(action)
+    @staticmethod
+    def _decode_detail(value: Any) -> object:
+        try:
+            return json.loads(value)
+        except ValueError:
+            return {"raw": value}
 
     def describe(self) -> dict[str, Any]:
         """Backend, location, reachability and schema version (for ``skilldeck doctor``)."""

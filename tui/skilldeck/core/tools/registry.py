@@ -1,333 +1,41 @@
-"""Which tools exist, and which of a skill's tools are available.
+"""The tool registry: every known tool, gathered from all sources, and a skill's view of it.
 
 Sources, later ones adding to earlier ones:
 
-1. the built-in preset :data:`BUILTIN_TOOLS` (common agent tools), unless
-   ``settings.builtin_tools`` is false or the tools file says ``builtin = false``;
-2. the tools file (``settings.tools_path``, TOML), either ``tools = ["A", "B"]`` or
-   ``[[tools]]`` tables with ``name``, optional ``hidden`` and ``description``, plus an
-   optional ``hidden = ["WebSearch"]`` list that hides any tool by name;
+1. the built-in preset :data:`~skilldeck.core.tools.preset.BUILTIN_TOOLS` (common agent
+   tools), unless ``settings.builtin_tools`` is false or the tools file says
+   ``builtin = false``;
+2. the tools file (``settings.tools_path``, see :mod:`skilldeck.core.tools.preset`);
 3. the tools of the stdio MCP servers of a ``.mcp.json`` (``settings.mcp_config``, else
-   the nearest one from the working directory up to the project root), in Claude Code's
-   format ``{"mcpServers": {"name": {"command": ..., "args": [...], "env": {...}}}}``.
-   Servers are only started on demand (:meth:`ToolRegistry.refresh_mcp`, or ``load(...,
-   query_missing=True)``; the CLI does the latter only for a configured ``mcp_config``,
-   never for a project file, which may come from an untrusted checkout); their answers
-   are cached with a timestamp in ``cache_dir()/mcp-tools.json``. A tool ``t`` of server
-   ``s`` is known as ``s.t`` and, unless another source has that name, as ``t``.
+   the nearest one from the working directory up to the project root; see
+   :mod:`skilldeck.core.tools.mcp_config`). Servers are only started on demand
+   (:meth:`ToolRegistry.refresh_mcp`, or ``load(..., query_missing=True)``; the CLI does
+   the latter only for a configured ``mcp_config``, never for a project file, which may
+   come from an untrusted checkout); their answers are cached with a timestamp
+   (:class:`~skilldeck.core.tools.mcp_servers.McpCache`). A tool ``t`` of server ``s`` is
+   known as ``s.t`` and, unless another source has that name, as ``t``.
 
-Diagnostic codes: ST001 unreadable tools file, ST002 bad tools-file entry, ST101 unreadable
-``.mcp.json``, ST102 server entry that cannot be queried (no command, not stdio), ST103
-server failed to start, ST104 server exited or broke the protocol, ST105 server timed out,
-ST106 server not queried yet, ST201 missing required tool, ST202 required tool hidden,
-ST203 unknown ``tool-validation`` value, ST204 optional tool missing (info).
+Diagnostic codes raised here: ST103 server failed to start, ST104 server exited or broke
+the protocol, ST105 server timed out, ST106 server not queried yet (plus those of the
+tools file and ``.mcp.json`` it read).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import tempfile
-import time
-import tomllib
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skilldeck.core.config import Settings, cache_dir, load_settings
+from skilldeck.core.config import Settings, load_settings
 from skilldeck.core.model import Diagnostic, Severity, Skill
 from skilldeck.core.sessions.model import split_tool
-from skilldeck.core.tools.stdio_client import McpQueryError, ServerSpec, list_tools
+from skilldeck.core.tools.mcp_config import find_mcp_config, read_mcp_config
+from skilldeck.core.tools.mcp_servers import McpCache, query_server
+from skilldeck.core.tools.model import McpServerStatus, ToolAvailability, ToolInfo, ToolStatus
+from skilldeck.core.tools.preset import BUILTIN_TOOLS, read_tools_file
+from skilldeck.core.tools.stdio_client import ServerSpec
 
-BUILTIN_TOOLS: tuple[str, ...] = (
-    "Read",
-    "Write",
-    "Edit",
-    "MultiEdit",
-    "Grep",
-    "Glob",
-    "LS",
-    "Bash",
-    "BashOutput",
-    "KillShell",
-    "WebFetch",
-    "WebSearch",
-    "Task",
-    "TodoWrite",
-    "NotebookEdit",
-    "NotebookRead",
-    "Skill",
-    "SlashCommand",
-    "ExitPlanMode",
-)
-VALIDATION_MODES = ("strict", "warn", "ignore")
-MCP_CONFIG_NAME = ".mcp.json"
-CACHE_NAME = "mcp-tools.json"
-CACHE_VERSION = 1
 _KIND_CODE = {"start": "ST103", "exit": "ST104", "protocol": "ST104", "timeout": "ST105"}
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-@dataclass(frozen=True, slots=True)
-class ToolInfo:
-    """A known tool.
-
-    Attributes:
-        name: The name an agent calls it by.
-        source: ``preset``, ``tools-file`` or ``mcp:<server>``.
-        hidden: Known but hidden by the tools file: not available to skills.
-        description: One line, when the source gave one.
-    """
-
-    name: str
-    source: str
-    hidden: bool = False
-    description: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "name": self.name,
-            "source": self.source,
-            "hidden": self.hidden,
-            "description": self.description,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class ToolStatus:
-    """One of a skill's tools and whether it can be used.
-
-    Attributes:
-        name: Tool name as the skill refers to it (patterns reduced to their tool).
-        required: The skill cannot work without it.
-        status: ``available``, ``missing`` or ``hidden``.
-        source: Where the tool comes from, None when missing.
-        origins: ``tools`` and/or ``allowed-tools``.
-        purpose: Why the skill needs it.
-    """
-
-    name: str
-    required: bool
-    status: str
-    source: str | None
-    origins: tuple[str, ...] = ()
-    purpose: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "name": self.name,
-            "required": self.required,
-            "status": self.status,
-            "source": self.source,
-            "origins": list(self.origins),
-            "purpose": self.purpose,
-        }
-
-
-@dataclass(slots=True)
-class ToolAvailability:
-    """A skill's tools sorted by availability.
-
-    Attributes:
-        available: Names of usable tools.
-        missing: Names of unknown tools.
-        hidden: Names of tools hidden by the tools file.
-        complete: Every required tool is available.
-        entries: One status per tool, in the skill's order.
-    """
-
-    available: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-    hidden: list[str] = field(default_factory=list)
-    complete: bool = True
-    entries: list[ToolStatus] = field(default_factory=list)
-
-    @property
-    def missing_required(self) -> list[str]:
-        """Required tools that are missing or hidden."""
-        return [e.name for e in self.entries if e.required and e.status != "available"]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "available": list(self.available),
-            "missing": list(self.missing),
-            "hidden": list(self.hidden),
-            "complete": self.complete,
-            "entries": [e.to_dict() for e in self.entries],
-        }
-
-
-@dataclass(slots=True)
-class McpServerStatus:
-    """What is known about one MCP server's tools.
-
-    Attributes:
-        name: Server name in ``.mcp.json``.
-        queried_at: Unix time of the last query, None if never queried.
-        tools: Tool names it listed.
-        error: Why the last query failed, if it did.
-        kind: Failure kind (``start``, ``exit``, ``timeout``, ``protocol``, ``config``).
-    """
-
-    name: str
-    queried_at: float | None = None
-    tools: list[str] = field(default_factory=list)
-    descriptions: dict[str, str] = field(default_factory=dict)
-    error: str | None = None
-    kind: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "name": self.name,
-            "queried_at": (
-                datetime.fromtimestamp(self.queried_at, UTC).isoformat(timespec="seconds")
-                if self.queried_at
-                else None
-            ),
-            "tools": list(self.tools),
-            "error": self.error,
-            "kind": self.kind,
-        }
-
-
-def find_mcp_config(settings: Settings, cwd: Path | None = None) -> Path | None:
-    """``settings.mcp_config``, else the nearest ``.mcp.json`` up to the project root."""
-    if settings.mcp_config is not None:
-        return settings.mcp_config
-    start = (cwd or Path.cwd()).resolve()
-    for folder in (start, *start.parents):
-        candidate = folder / MCP_CONFIG_NAME
-        if candidate.is_file():
-            return candidate
-        if (folder / ".git").exists():
-            break
-    return None
-
-
-def _expand(text: str) -> str:
-    return _ENV_REF.sub(lambda m: os.environ.get(m.group(1), m.group(2) or ""), text)
-
-
-def read_mcp_config(path: Path) -> tuple[list[ServerSpec], list[Diagnostic]]:
-    """Stdio servers of a ``.mcp.json`` (``${VAR}`` and ``${VAR:-default}`` expanded)."""
-    diags: list[Diagnostic] = []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return [], [Diagnostic("ST101", Severity.WARNING, f"{path} does not exist", path=path)]
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return [], [
-            Diagnostic("ST101", Severity.WARNING, f"cannot read MCP config: {exc}", path=path)
-        ]
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        return [], [
-            Diagnostic(
-                "ST101", Severity.WARNING, "MCP config has no 'mcpServers' object", path=path
-            )
-        ]
-    specs: list[ServerSpec] = []
-    for name, entry in servers.items():
-        if not isinstance(entry, dict):
-            diags.append(
-                Diagnostic(
-                    "ST102",
-                    Severity.WARNING,
-                    f"MCP server {name!r}: entry is not an object",
-                    path=path,
-                )
-            )
-            continue
-        kind = entry.get("type", "stdio")
-        command = entry.get("command")
-        if kind != "stdio" or not isinstance(command, str) or not command.strip():
-            why = f"type {kind!r} is not stdio" if kind != "stdio" else "no 'command'"
-            diags.append(
-                Diagnostic(
-                    "ST102", Severity.INFO, f"MCP server {name!r} not queried: {why}", path=path
-                )
-            )
-            continue
-        args = entry.get("args", [])
-        env = entry.get("env", {})
-        if not isinstance(args, list) or not isinstance(env, dict):
-            diags.append(
-                Diagnostic(
-                    "ST102",
-                    Severity.WARNING,
-                    f"MCP server {name!r}: 'args' must be a list and 'env' an object",
-                    path=path,
-                )
-            )
-            continue
-        specs.append(
-            ServerSpec(
-                name=str(name),
-                command=_expand(command),
-                args=[_expand(str(a)) for a in args],
-                env={str(k): _expand(str(v)) for k, v in env.items()},
-                cwd=path.parent,
-            )
-        )
-    return specs, diags
-
-
-class McpCache:
-    """Cached ``tools/list`` answers keyed by config file and server, with timestamps."""
-
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path or cache_dir() / CACHE_NAME
-
-    def load(self) -> dict[str, Any]:
-        """Cache entries (an unreadable or foreign cache is treated as empty)."""
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            return {}
-        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
-            return {}
-        servers = data.get("servers")
-        return servers if isinstance(servers, dict) else {}
-
-    def save(self, entries: dict[str, Any]) -> None:
-        """Write atomically; failures are ignored (the cache is only a cache)."""
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".mcp-tools-")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"version": CACHE_VERSION, "servers": entries}, handle)
-            os.replace(tmp, self.path)
-        except OSError:
-            return
-
-    @staticmethod
-    def key(config: Path, server: str) -> str:
-        """Cache key of one server of one config file."""
-        return f"{config.resolve()}::{server}"
-
-
-def query_server(spec: ServerSpec, timeout: float = 10.0) -> McpServerStatus:
-    """List one server's tools now; a failure is recorded on the status, never raised."""
-    status = McpServerStatus(name=spec.name, queried_at=time.time())
-    try:
-        for tool in list_tools(spec, timeout=timeout):
-            status.tools.append(tool["name"])
-            description = tool.get("description")
-            if isinstance(description, str):
-                status.descriptions[tool["name"]] = " ".join(description.split())[:200]
-    except McpQueryError as exc:
-        status.error = exc.message + (
-            f" (stderr: {exc.stderr.splitlines()[-1]})" if exc.stderr.strip() else ""
-        )
-        status.kind = exc.kind
-    return status
 
 
 class ToolRegistry:
@@ -383,44 +91,12 @@ class ToolRegistry:
         return registry
 
     def _read_tools_file(self) -> None:
-        path = self.settings.tools_path
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            self._base_diagnostics.append(
-                Diagnostic("ST001", Severity.WARNING, f"tools file ignored: {exc}", path=path)
-            )
-            return
-        if data.get("builtin") is False:
+        found = read_tools_file(self.settings.tools_path)
+        if found.builtin_off:
             self._builtin = False
-        hidden = data.get("hidden", [])
-        if isinstance(hidden, list):
-            self._hidden.update(str(h) for h in hidden)
-        else:
-            self._bad_entry(path, "'hidden' must be a list of tool names")
-        entries = data.get("tools", [])
-        if not isinstance(entries, list):
-            self._bad_entry(path, "'tools' must be a list")
-            return
-        for entry in entries:
-            if isinstance(entry, str) and entry.strip():
-                self._file_tools.append(ToolInfo(entry.strip(), "tools-file"))
-            elif isinstance(entry, dict) and isinstance(entry.get("name"), str):
-                self._file_tools.append(
-                    ToolInfo(
-                        entry["name"].strip(),
-                        "tools-file",
-                        hidden=entry.get("hidden") is True,
-                        description=str(entry.get("description", "")),
-                    )
-                )
-            else:
-                self._bad_entry(path, f"tools entry {entry!r} has no name")
-
-    def _bad_entry(self, path: Path, message: str) -> None:
-        self._base_diagnostics.append(Diagnostic("ST002", Severity.WARNING, message, path=path))
+        self._hidden.update(found.hidden)
+        self._file_tools.extend(found.tools)
+        self._base_diagnostics.extend(found.diagnostics)
 
     def _load_cache(self) -> None:
         if self.mcp_config is None:
@@ -600,91 +276,3 @@ def refresh_mcp(
     registry = ToolRegistry.load(settings, cwd)
     registry.refresh_mcp(timeout=timeout)
     return registry
-
-
-def validation_mode(skill: Skill, settings: Settings | None = None) -> tuple[str, list[Diagnostic]]:
-    """The validation mode for a skill's tools, first found of: a governance-registry
-    override (a ``tool_validation`` attribute on the skill, when the registry sets one), the
-    frontmatter ``tool-validation`` (or under ``metadata``), ``settings.tool_validation``.
-    An unknown value is reported (ST203) and ignored."""
-    default = (settings or load_settings()).tool_validation
-    if default not in VALIDATION_MODES:
-        default = "warn"
-    fm = skill.frontmatter
-    meta = fm.get("metadata")
-    value: Any = getattr(skill, "tool_validation", None)
-    if value is None:
-        value = fm.get("tool-validation", fm.get("tool_validation"))
-    if value is None and isinstance(meta, dict):
-        value = meta.get("tool-validation", meta.get("tool_validation"))
-    if value is None:
-        return default, []
-    if isinstance(value, str) and value.strip().lower() in VALIDATION_MODES:
-        return value.strip().lower(), []
-    line = skill.field_lines.get("tool-validation") or skill.field_lines.get("tool_validation")
-    return default, [
-        Diagnostic(
-            "ST203",
-            Severity.WARNING,
-            f"tool-validation {value!r} is not one of {', '.join(VALIDATION_MODES)}; "
-            f"using {default!r}",
-            path=skill.path,
-            line=line,
-        )
-    ]
-
-
-def tool_diagnostics(
-    skill: Skill, availability: ToolAvailability, mode: str = "warn"
-) -> list[Diagnostic]:
-    """Findings about a skill's tools: in ``strict`` mode a missing or hidden required tool
-    is an error (the skill is invalid), in ``warn`` a warning, in ``ignore`` nothing."""
-    if mode == "ignore":
-        return []
-    severity = Severity.ERROR if mode == "strict" else Severity.WARNING
-    diags: list[Diagnostic] = []
-    for entry in availability.entries:
-        field_name = "tools" if "tools" in entry.origins else "allowed-tools"
-        line = skill.field_lines.get(field_name)
-        if entry.status == "available":
-            continue
-        if not entry.required:
-            diags.append(
-                Diagnostic(
-                    "ST204",
-                    Severity.INFO,
-                    f"optional tool {entry.name!r} is {entry.status}",
-                    path=skill.path,
-                    line=line,
-                )
-            )
-        elif entry.status == "hidden":
-            diags.append(
-                Diagnostic(
-                    "ST202",
-                    severity,
-                    f"required tool {entry.name!r} is hidden by the tools file",
-                    path=skill.path,
-                    line=line,
-                )
-            )
-        else:
-            diags.append(
-                Diagnostic(
-                    "ST201",
-                    severity,
-                    f"required tool {entry.name!r} is not available",
-                    path=skill.path,
-                    line=line,
-                )
-            )
-    return diags
-
-
-def check_skill_tools(
-    skill: Skill, registry: ToolRegistry
-) -> tuple[ToolAvailability, list[Diagnostic]]:
-    """Availability plus diagnostics under the skill's validation mode."""
-    availability = registry.availability(skill)
-    mode, diags = validation_mode(skill, registry.settings)
-    return availability, diags + tool_diagnostics(skill, availability, mode)

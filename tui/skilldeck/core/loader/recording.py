@@ -1,0 +1,90 @@
+"""Loads and reads with their telemetry: the ``skill_loaded`` and
+``skill_resource_requested`` events around tiers 2 and 3."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from skilldeck.core.errors import SkilldeckError
+from skilldeck.core.loader.instructions import DEFAULT_TOKEN_CAP, LoadResult, load_skill
+from skilldeck.core.loader.resources import DEFAULT_BYTE_CAP, Resource, read_resource
+from skilldeck.core.model import Skill
+
+
+def record_load(
+    skill: Skill, result: LoadResult, latency_ms: float, *, actor: str, **context: Any
+) -> None:
+    """Emit the ``skill_loaded`` telemetry event for a finished load (never raises).
+
+    Args:
+        skill: The skill that was loaded.
+        result: What the load produced.
+        latency_ms: How long the load took.
+        actor: ``agent``, ``operator`` or ``cli``.
+        context: Extra fields (``session``, ``source``).
+    """
+    from skilldeck.core.telemetry import emit
+
+    emit(
+        "skill_loaded",
+        name=skill.name,
+        path=str(skill.path),
+        tokens=result.tokens,
+        latency_ms=round(latency_ms, 3),
+        truncated=result.truncated,
+        actor=actor,
+        **context,
+    )
+
+
+def load_and_record(
+    skill: Skill,
+    arguments: str = "",
+    token_cap: int = DEFAULT_TOKEN_CAP,
+    *,
+    actor: str,
+    **context: Any,
+) -> LoadResult:
+    """:func:`load_skill`, then the ``skill_loaded`` telemetry event."""
+    started = time.perf_counter()
+    result = load_skill(skill, arguments, token_cap)
+    record_load(skill, result, (time.perf_counter() - started) * 1000, actor=actor, **context)
+    return result
+
+
+def read_and_record(
+    skill: Skill,
+    rel_path: str,
+    byte_cap: int = DEFAULT_BYTE_CAP,
+    *,
+    actor: str,
+    **context: Any,
+) -> Resource:
+    """:func:`read_resource` with a ``skill_resource_requested`` event, refused or not."""
+    from skilldeck.core.telemetry import emit
+
+    try:
+        resource = read_resource(skill, rel_path, byte_cap)
+    except SkilldeckError as exc:
+        emit(
+            "skill_resource_requested",
+            name=skill.name,
+            resource=rel_path,
+            ok=False,
+            code=exc.code.value,
+            actor=actor,
+            **context,
+        )
+        raise
+    emit(
+        "skill_resource_requested",
+        name=skill.name,
+        resource=resource.path,
+        size=resource.size,
+        binary=resource.binary,
+        ok=True,
+        actor=actor,
+        **context,
+    )
+    return resource

@@ -1,0 +1,363 @@
+"""The bookkeeping every SQL backend of the session store shares.
+
+:class:`SqlBackend` implements :class:`~skilldeck.core.sessions.backend.SessionBackend`
+once: which rows a change touches, which pending requests a decision resolves, and what
+its audit row says. A backend supplies its dialect as :class:`Statements` and a few hooks:
+how a transaction runs (:meth:`SqlBackend._write`, :meth:`SqlBackend._read`), how an audit
+row is appended, how a session row is loaded with its skills, tools and pending queue, and
+how pending rows are deleted. Every mutation runs inside one ``_write`` transaction that
+also appends its audit row; the session row is read (and on PostgreSQL locked) first.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from skilldeck.core.sessions.model import AuditEntry, PruneResult, Session, tool_matches
+from skilldeck.core.sessions.rows import audit_entry
+
+T = TypeVar("T")
+
+VERBS: dict[str | None, str] = {"approved": "approve", "denied": "deny", None: "revoke"}
+"""Audit action of :meth:`SqlBackend.set_tool_state` by new state."""
+
+
+class Cursor(Protocol):
+    """The DB-API cursor calls the shared bookkeeping makes (sqlite3 and psycopg)."""
+
+    @property
+    def rowcount(self) -> int:
+        """Rows the last statement changed."""
+        ...
+
+    def execute(self, sql: str, params: Any = ..., /) -> Any:
+        """Run one statement."""
+        ...
+
+    def fetchone(self) -> Any:
+        """The next row, or None."""
+        ...
+
+    def fetchall(self) -> list[Any]:
+        """The remaining rows."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Statements:
+    """One dialect's SQL for :class:`SqlBackend` (parameters in the order noted).
+
+    Attributes:
+        param: The parameter placeholder (``?`` or ``%s``).
+        insert_session: (id, created, mode, label, created_by).
+        select_session: The row :meth:`SqlBackend._load` reads, of session (id).
+        all_sessions: Those rows of every session, newest first.
+        open_sessions: Those rows of the sessions not ended, newest first.
+        lock_session: (id) -> (mode, ended), locking the row where the dialect can.
+        upsert_skill: (session, name, allowed_tools JSON, arguments, actor, activated).
+        pending_tools: (session) -> (tool) rows.
+        tool_state: (session, tool) -> (state, actor).
+        put_tool_state: (session, tool, state, actor, time), insert or replace.
+        forget_tool_state: (session, tool).
+        set_mode: (mode, id).
+        insert_pending: (session, tool, actor, requested); changes no row when pending.
+        end_session: (ended, id).
+        clear_pending: (session).
+        delete_ended: (ended_before) -> rowcount.
+        allow_audit_delete: (cutoff as text): the append-only guard lets older rows go.
+        delete_audit: (audit_before) -> rowcount.
+        forbid_audit_delete: (): the guard refuses every delete again.
+        audit_since: (since_id) -> audit rows; ``AND``/``ORDER BY``/``LIMIT`` are appended.
+        max_audit_id: () -> (highest id or NULL).
+    """
+
+    param: str
+    insert_session: str
+    select_session: str
+    all_sessions: str
+    open_sessions: str
+    lock_session: str
+    upsert_skill: str
+    pending_tools: str
+    tool_state: str
+    put_tool_state: str
+    forget_tool_state: str
+    set_mode: str
+    insert_pending: str
+    end_session: str
+    clear_pending: str
+    delete_ended: str
+    allow_audit_delete: str
+    delete_audit: str
+    forbid_audit_delete: str
+    audit_since: str
+    max_audit_id: str
+
+
+class SqlBackend(ABC):
+    """:class:`~skilldeck.core.sessions.backend.SessionBackend` over a SQL database; a
+    subclass sets :attr:`sql` and implements the hooks."""
+
+    sql: Statements
+    """The subclass's dialect."""
+
+    # --- hooks ----------------------------------------------------------------------------
+
+    @abstractmethod
+    def _write(self, action: Callable[[Any], T]) -> T:
+        """Run ``action`` in one writing transaction; return once it is committed."""
+
+    @abstractmethod
+    def _read(self, action: Callable[[Any], T]) -> T:
+        """Run ``action`` on a consistent snapshot."""
+
+    @abstractmethod
+    def _audit(
+        self,
+        cur: Any,
+        session_id: str | None,
+        actor: str,
+        action: str,
+        subject: str,
+        detail: dict[str, Any],
+        now: float,
+    ) -> int:
+        """Append one audit row inside the current transaction; return its id."""
+
+    @abstractmethod
+    def _load(self, cur: Any, row: Any) -> Session:
+        """The session of a :attr:`Statements.select_session` row."""
+
+    @abstractmethod
+    def _drop_pending(self, cur: Any, session_id: str, tools: list[str]) -> None:
+        """Delete these pending requests of the session."""
+
+    @staticmethod
+    def _decode_detail(value: Any) -> object:
+        """An audit detail as the driver returns it, decoded."""
+        return value
+
+    # --- shared helpers -------------------------------------------------------------------
+
+    def _lock_session(self, cur: Cursor, session_id: str) -> Any:
+        """The session's (mode, ended), or None when it does not exist."""
+        cur.execute(self.sql.lock_session, (session_id,))
+        return cur.fetchone()
+
+    def _pending(self, cur: Cursor, session_id: str) -> list[str]:
+        cur.execute(self.sql.pending_tools, (session_id,))
+        return [r[0] for r in cur.fetchall()]
+
+    # --- SessionBackend -------------------------------------------------------------------
+
+    def create_session(
+        self, session_id: str, mode: str, label: str, actor: str, now: float
+    ) -> Session:
+        """Insert a new session (audit action ``create``)."""
+
+        def action(cur: Cursor) -> None:
+            cur.execute(self.sql.insert_session, (session_id, now, mode, label, actor))
+            detail = {"mode": mode, "label": label}
+            self._audit(cur, session_id, actor, "create", session_id, detail, now)
+
+        self._write(action)
+        return Session(id=session_id, created=now, mode=mode, label=label, created_by=actor)
+
+    def get_session(self, session_id: str) -> Session | None:
+        """Snapshot of one session, or None."""
+
+        def action(cur: Cursor) -> Session | None:
+            cur.execute(self.sql.select_session, (session_id,))
+            row = cur.fetchone()
+            return self._load(cur, row) if row else None
+
+        return self._read(action)
+
+    def list_sessions(self, include_ended: bool) -> list[Session]:
+        """Snapshots, newest first."""
+        sql = self.sql.all_sessions if include_ended else self.sql.open_sessions
+
+        def action(cur: Cursor) -> list[Session]:
+            cur.execute(sql)
+            return [self._load(cur, row) for row in cur.fetchall()]
+
+        return self._read(action)
+
+    def activate_skill(
+        self,
+        session_id: str,
+        name: str,
+        allowed_tools: list[str],
+        arguments: str,
+        actor: str,
+        now: float,
+    ) -> bool:
+        """Add or refresh an active skill (audit ``activate``); pending requests its
+        allowed tools cover are resolved."""
+
+        def action(cur: Cursor) -> bool:
+            if self._lock_session(cur, session_id) is None:
+                return False
+            cur.execute(
+                self.sql.upsert_skill,
+                (session_id, name, json.dumps(allowed_tools), arguments, actor, now),
+            )
+            waiting = self._pending(cur, session_id)
+            covered = [t for t in waiting if any(tool_matches(a, t) for a in allowed_tools)]
+            if covered:
+                self._drop_pending(cur, session_id, covered)
+            detail = {"allowed_tools": allowed_tools, "arguments": arguments, "resolved": covered}
+            self._audit(cur, session_id, actor, "activate", name, detail, now)
+            return True
+
+        return self._write(action)
+
+    def set_tool_state(
+        self, session_id: str, tool: str, state: str | None, actor: str, now: float
+    ) -> bool:
+        """Mark ``tool`` approved/denied (None: forget), dropping it from pending.
+
+        The audit detail says whether this decision resolved a pending request
+        (``was_pending``) and which decision it replaced (``previous``, ``previous_actor``):
+        of two operators deciding one request at once, the entry with ``was_pending`` won.
+        """
+
+        def action(cur: Cursor) -> bool:
+            if self._lock_session(cur, session_id) is None:
+                return False
+            cur.execute(self.sql.tool_state, (session_id, tool))
+            before = cur.fetchone()
+            if state is None:
+                cur.execute(self.sql.forget_tool_state, (session_id, tool))
+            else:
+                cur.execute(self.sql.put_tool_state, (session_id, tool, state, actor, now))
+            waiting = self._pending(cur, session_id)
+            if state is None:
+                targets = [t for t in waiting if t == tool]
+            else:
+                targets = [t for t in waiting if t == tool or tool_matches(tool, t)]
+            if targets:
+                self._drop_pending(cur, session_id, targets)
+            detail = {
+                "was_pending": bool(targets),
+                "resolved": len(targets),
+                "previous": before[0] if before else None,
+                "previous_actor": before[1] if before else None,
+            }
+            self._audit(cur, session_id, actor, VERBS[state], tool, detail, now)
+            return True
+
+        return self._write(action)
+
+    def set_mode(self, session_id: str, mode: str, actor: str, now: float) -> bool:
+        """Change the policy mode (audit ``mode``)."""
+
+        def action(cur: Cursor) -> bool:
+            row = self._lock_session(cur, session_id)
+            if row is None:
+                return False
+            cur.execute(self.sql.set_mode, (mode, session_id))
+            self._audit(cur, session_id, actor, "mode", mode, {"previous": row[0]}, now)
+            return True
+
+        return self._write(action)
+
+    def add_pending(self, session_id: str, tool: str, actor: str, now: float) -> bool:
+        """Queue an approval request; True when it was not already pending."""
+
+        def action(cur: Cursor) -> bool:
+            if self._lock_session(cur, session_id) is None:
+                return False
+            cur.execute(self.sql.insert_pending, (session_id, tool, actor, now))
+            added = cur.rowcount > 0
+            if added:
+                self._audit(cur, session_id, actor, "request", tool, {}, now)
+            return added
+
+        return self._write(action)
+
+    def end_session(self, session_id: str, actor: str, now: float) -> bool:
+        """Mark the session ended (audit ``end``); ending twice keeps the first time."""
+
+        def action(cur: Cursor) -> bool:
+            row = self._lock_session(cur, session_id)
+            if row is None:
+                return False
+            if row[1] is None:
+                cur.execute(self.sql.end_session, (now, session_id))
+                cur.execute(self.sql.clear_pending, (session_id,))
+                self._audit(cur, session_id, actor, "end", session_id, {}, now)
+            return True
+
+        return self._write(action)
+
+    def append_audit(
+        self,
+        session_id: str | None,
+        actor: str,
+        action: str,
+        subject: str,
+        detail: dict[str, Any],
+        now: float,
+    ) -> int:
+        """Append one audit row without another change; return its id."""
+        return self._write(
+            lambda cur: self._audit(cur, session_id, actor, action, subject, detail, now)
+        )
+
+    def prune(
+        self, ended_before: float, audit_before: float, actor: str, now: float
+    ) -> PruneResult:
+        """Delete sessions ended before ``ended_before`` and audit rows older than
+        ``audit_before``; the audit of pruned sessions stays until its own retention."""
+
+        def action(cur: Cursor) -> PruneResult:
+            cur.execute(self.sql.delete_ended, (ended_before,))
+            sessions = cur.rowcount
+            cur.execute(self.sql.allow_audit_delete, (repr(audit_before),))
+            cur.execute(self.sql.delete_audit, (audit_before,))
+            audit = cur.rowcount
+            cur.execute(self.sql.forbid_audit_delete)
+            result = PruneResult(sessions=sessions, audit=audit)
+            detail = {
+                **result.to_dict(),
+                "ended_before": ended_before,
+                "audit_before": audit_before,
+            }
+            self._audit(cur, None, actor, "prune", "", detail, now)
+            return result
+
+        return self._write(action)
+
+    def audit(self, session_id: str | None, since_id: int, limit: int | None) -> list[AuditEntry]:
+        """Audit rows with id > ``since_id``, oldest first."""
+        mark = self.sql.param
+        sql = self.sql.audit_since
+        params: list[Any] = [since_id]
+        if session_id is not None:
+            sql += f" AND session_id = {mark}"
+            params.append(session_id)
+        sql += " ORDER BY id"
+        if limit is not None:
+            sql += f" LIMIT {mark}"
+            params.append(limit)
+        decode = self._decode_detail
+
+        def action(cur: Cursor) -> list[AuditEntry]:
+            cur.execute(sql, params)
+            return [audit_entry(row, decode(row[6])) for row in cur.fetchall()]
+
+        return self._read(action)
+
+    def last_audit_id(self) -> int:
+        """Highest audit id (0 when empty): changes whenever anything changes."""
+
+        def action(cur: Cursor) -> int:
+            cur.execute(self.sql.max_audit_id)
+            return int(cur.fetchone()[0] or 0)
+
+        return self._read(action)

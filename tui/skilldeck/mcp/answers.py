@@ -1,0 +1,123 @@
+"""What a model reads from the server besides a skill: its instructions and search answers.
+
+:class:`~skilldeck.mcp.service.SkillService` builds its ``instructions`` and its
+``search_skills`` answer here; like the service, nothing here imports the MCP SDK.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skilldeck.core.model import Skill
+    from skilldeck.core.search import SearchResponse
+
+INSTRUCTIONS_BUDGET = 2000
+"""Characters of skill listing in the server instructions."""
+INSTRUCTIONS_SKILLS = 40
+"""Skills offered to the listing in the server instructions."""
+
+INTRO = (
+    "Skilldeck serves Agent Skills: folders of instructions for specific tasks. Before a "
+    "task, call search_skills with a few words describing it (or pick from the listing "
+    "below), then load_skill to read the skill's instructions and follow them. Files the "
+    "instructions mention are read with read_skill_resource. Call check_tool before using "
+    "a tool the operator may restrict; requires_approval means wait for the operator."
+)
+
+
+SKILLS_OFF = (
+    "Skills are turned off on this server (feature flag skills_v1 is off): no skill is "
+    "listed or loaded."
+)
+
+
+def instructions_text(
+    visible: list[Skill], budget: int = INSTRUCTIONS_BUDGET, *, skills_v1: bool = True
+) -> str:
+    """The server instructions: how to use the tools plus a short skill listing.
+
+    Only the first :data:`INSTRUCTIONS_SKILLS` skills (highest priority, then by name)
+    are offered to the listing, so a large catalog costs no more than a small one;
+    the closing line says how many more there are.
+
+    Args:
+        visible: The skills a model may see.
+        budget: Characters of listing.
+        skills_v1: The feature flag; off says skills are turned off instead.
+    """
+    from skilldeck.core.loader import render_listing
+
+    if not skills_v1:
+        return f"{INTRO}\n\n{SKILLS_OFF}"
+    total = len(visible)
+    head = f"{INTRO}\n\n{total} skill{'s' if total != 1 else ''} available."
+    if not total:
+        return head
+    chosen = sorted(visible, key=lambda s: (-s.priority, s.name))[:INSTRUCTIONS_SKILLS]
+    listing = render_listing(chosen, budget=budget, fmt="markdown")
+    text = listing.text
+    if len(listing.included) < total:
+        more = total - len(listing.included)
+        lines = text.split("\n")
+        if listing.omitted and lines[-1].startswith("(") and "left out" in lines[-1]:
+            text = "\n".join(lines[:-1]).rstrip("\n")
+        text += (
+            f"\n\n{more} more skill{'s' if more != 1 else ''} not shown: call "
+            "search_skills with the task, or list_skills for the full listing."
+        )
+    elif listing.shortened:
+        text += "\n\nDescriptions are shortened; list_skills gives them in full."
+    return f"{head}\n\n{text}"
+
+
+def search_answer(
+    query: str, response: SearchResponse, visible_total: int
+) -> tuple[dict[str, Any], str]:
+    """The ``search_skills`` answer: structured results and the text a model reads.
+
+    Args:
+        query: The query searched for.
+        response: The agent search's response.
+        visible_total: Skills a model may see (the total when the response has none).
+    """
+    results = []
+    for result in response.results:
+        skill = result.skill
+        results.append(
+            {
+                "name": skill.name,
+                "description": skill.description,
+                "score": round(float(result.score), 4),
+                "confident": bool(result.confident),
+                "path": str(skill.path),
+            }
+        )
+    confident = bool(response.confident) and bool(results)
+    message = None
+    if not results:
+        message = f"No skill matches {query!r}."
+    elif not confident:
+        message = (
+            f"No confident match for {query!r}: the closest skills are listed, but none "
+            "clearly fits. Work without a skill unless one of them obviously applies."
+        )
+    elif getattr(response, "clustered", False):
+        message = "Several skills scored close together; read their descriptions before choosing."
+    data: dict[str, Any] = {
+        "query": query,
+        "results": results,
+        "confident": confident,
+        "clustered": bool(getattr(response, "clustered", False)),
+        "total": int(getattr(response, "total", visible_total)),
+        "message": message,
+    }
+    lines = [message] if message else []
+    for i, item in enumerate(results, 1):
+        flag = "" if item["confident"] else " (not confident)"
+        lines.append(
+            f"{i}. {item['name']} — score {item['score']:.2f}{flag}: {item['description']}"
+        )
+    if results and confident:
+        lines.append(f"Load the best match with load_skill(name={results[0]['name']!r}).")
+    return data, "\n".join(lines)
