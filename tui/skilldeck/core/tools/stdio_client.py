@@ -127,7 +127,14 @@ class _Channel:
             self.proc.stdin.write(data)
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError, ValueError) as exc:
+            self._last_words()
             raise McpQueryError("exit", f"server closed its input ({exc})", self.tail()) from exc
+
+    def _last_words(self) -> None:
+        """Let a server that is exiting finish writing stderr, for the error message."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=0.5)
+        self._err_pump.join(timeout=0.5)
 
     def request(self, method: str, params: dict[str, Any], deadline: float) -> dict[str, Any]:
         self.next_id += 1
@@ -142,10 +149,8 @@ class _Channel:
             except queue.Empty as exc:
                 raise McpQueryError("timeout", f"no answer to {method}", self.tail()) from exc
             if item is _EOF:
+                self._last_words()
                 code = self.proc.poll()
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    code = self.proc.wait(timeout=0.5)
-                self._err_pump.join(timeout=0.5)  # its last words, for the message
                 raise McpQueryError(
                     "exit", f"server exited (code {code}) before answering {method}", self.tail()
                 )
