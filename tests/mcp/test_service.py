@@ -138,3 +138,37 @@ def test_unusable_session_store_degrades_and_heals(
     assert service.check_tool("Read").data["reason"] == "not_in_allowlist"
     assert service.load_skill("git-history").data["session"] is not None
     service.close()
+
+
+TOOLSET = '''
+class Tools:
+    def greet(self, name: str) -> str:
+        """Greet someone."""
+        return "hi " + name
+'''
+
+
+def test_waiting_toolset_is_mounted_once_when_allowed(tmp_path: Path, isolated_home: Path) -> None:
+    """A skill with one allowed module and one still waiting: the allowed one is mounted
+    once, not again at every poll while the other waits."""
+    root = tmp_path / "skills"
+    extra = 'toolsets: ["toolsets/a:Tools", "toolsets/b:Tools"]\n'
+    folder = write_skill(root, "duo", description="Two toolsets. Use when testing.", extra=extra)
+    (folder.parent / "toolsets").mkdir()
+    for name in ("a", "b"):
+        (folder.parent / "toolsets" / f"{name}.py").write_text(TOOLSET, encoding="utf-8")
+    service = _service(root, skills_exec=True)
+    try:
+        loaded = service.load_skill("duo").data["toolsets"]
+        assert loaded["mounted"] == [] and len(loaded["waiting"]) == 2
+        (isolated_home / "ALLOWLIST.txt").write_text("duo/toolsets/a.py\n", encoding="utf-8")
+        assert service.mount_approved() == {"stdio"}
+        assert [t.name for t in service.mounts.tools("stdio")] == ["duo.greet"]
+        store = service.store()
+        session = service.session_for("stdio")
+        mounts = [e for e in store.audit(session) if e.action == "toolset_mount"]
+        for _ in range(3):  # later polls: b still waits, a is already mounted
+            assert service.mount_approved() == set()
+        assert [e for e in store.audit(session) if e.action == "toolset_mount"] == mounts
+    finally:
+        service.close()

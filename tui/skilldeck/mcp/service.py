@@ -469,18 +469,19 @@ class SkillService:
 
     def mount_approved(self) -> set[str]:
         """Mount the toolsets that waited for approval and are allowed now; returns the
-        clients whose tool list changed. Nothing is queued or audited for what still
-        waits (the state is read with :func:`~skilldeck.core.execution.toolset_status`)."""
+        clients whose tool list changed. A load is redone only when a toolset it left
+        waiting is allowed now (read without queueing or auditing anything, with
+        :func:`~skilldeck.core.execution.toolset_status`)."""
         from skilldeck.core.execution import toolset_status
 
         changed: set[str] = set()
-        for client_key, name, session_id in self.mounts.waiting():
+        for client_key, name, session_id, waiting in self.mounts.waiting():
             skill = self.workspace.by_name(name)
             if skill is None:
                 continue
             store = self.store() if session_id is not None else None
-            states = {row.state for row in toolset_status(self.settings, skill, store, session_id)}
-            if states & {"approved", "allowlist"}:
+            rows = toolset_status(self.settings, skill, store, session_id)
+            if any(r.module in waiting and r.state in ("approved", "allowlist") for r in rows):
                 before = self.mounts.names(client_key)
                 self._mount(skill, session_id, client_key)
                 if self.mounts.names(client_key) != before:

@@ -56,7 +56,7 @@ class ToolsetMounts:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_client: dict[str, dict[str, MountedTool]] = {}
-        self._waiting: dict[tuple[str, str], str | None] = {}
+        self._waiting: dict[tuple[str, str], tuple[str | None, frozenset[str]]] = {}
 
     def tools(self, client_key: str) -> list[MountedTool]:
         """The client's mounted tools, by name."""
@@ -81,11 +81,12 @@ class ToolsetMounts:
             for key in [k for k in self._waiting if k[0] == client_key]:
                 del self._waiting[key]
 
-    def waiting(self) -> list[tuple[str, str, str | None]]:
-        """(client, skill name, session id) of each load that left a toolset waiting for
-        approval: what :meth:`mount` should try again when approvals change."""
+    def waiting(self) -> list[tuple[str, str, str | None, frozenset[str]]]:
+        """(client, skill name, session id, the toolsets left waiting) of each load that
+        left a toolset waiting for approval: what :meth:`mount` should redo once one of
+        them is allowed."""
         with self._lock:
-            return [(client, skill, sid) for (client, skill), sid in self._waiting.items()]
+            return [(c, skill, sid, specs) for (c, skill), (sid, specs) in self._waiting.items()]
 
     def mount(
         self,
@@ -130,8 +131,9 @@ class ToolsetMounts:
                 del current[name]
             room = max(0, MAX_MOUNTED - len(current))
             current.update(dict(list(mounted.items())[:room]))
-            if any(w["reason"] in APPROVABLE for w in waiting):
-                self._waiting[(client_key, skill.name)] = session_id
+            specs = frozenset(w["toolset"] for w in waiting if w["reason"] in APPROVABLE)
+            if specs:
+                self._waiting[(client_key, skill.name)] = (session_id, specs)
             else:
                 self._waiting.pop((client_key, skill.name), None)
         return {"mounted": sorted(mounted), "waiting": waiting, "errors": errors}
