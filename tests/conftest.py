@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,3 +64,15 @@ def corpus_dir() -> Path:
 def pytest_report_header(config: pytest.Config) -> str:
     state = "present" if CORPUS.is_dir() else "absent: corpus tests skip (set SKILLDECK_SHARED)"
     return f"skilldeck corpus: {state} ({CORPUS}); cwd={os.getcwd()}"
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo`` with a fixed identity; its stdout, stripped (it must succeed)."""
+    done = subprocess.run(
+        ["git", "-c", "user.name=Test", "-c", "user.email=t@example.com", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()

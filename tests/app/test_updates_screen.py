@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 from apptools import build_root, new_app, plain, settle, text_of
 from textual.widgets import OptionList
 
+from conftest import git
 from skilldeck.app.screens.updates_screen import UpdatesScreen
 from skilldeck.core.install import candidates, fetched, install, read_lock, tree_hash
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=T", "-c", "user.email=t@example.com", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 def write(repo: Path, name: str, script: str = "echo ok\n") -> None:

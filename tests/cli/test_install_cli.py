@@ -3,24 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import git
 from skilldeck.cli.main import main
-
-
-def git(repo: Path, *args: str) -> str:
-    """Run git in ``repo`` with a fixed identity."""
-    done = subprocess.run(
-        ["git", "-c", "user.name=Test", "-c", "user.email=t@example.com", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 def write(repo: Path, name: str, body: str = "# Title\n\nBody.\n", script: str = "") -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import git
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.install import (
     apply_update,
@@ -29,18 +30,6 @@ from skilldeck.core.install.review import MAX_FILE_BYTES, diff_trees, review_ski
 from skilldeck.core.install.sync import MARKER, sync_to
 
 BODY = "# PDF\n\nRun `scripts/extract.sh FILE`.\n"
-
-
-def git(repo: Path, *args: str) -> str:
-    """Run git in ``repo`` with a fixed identity."""
-    done = subprocess.run(
-        ["git", "-c", "user.name=Test", "-c", "user.email=t@example.com", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 def skill_files(repo: Path, name: str, body: str = BODY, script: str = "echo hi\n") -> Path:

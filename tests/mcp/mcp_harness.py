@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -45,6 +47,43 @@ def make_home(path: Path) -> Path:
 def serve_args(root: Path, *extra: str) -> list[str]:
     """Arguments of ``python -m skilldeck --root ROOT serve ...``."""
     return ["-m", "skilldeck", "--root", str(root), "serve", *extra]
+
+
+def cli(home: Path, *args: str) -> str:
+    """Run ``python -m skilldeck ARGS`` with the state folder ``home``; its stdout (it must
+    succeed): the operator's CLI in another process."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "skilldeck", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(home),
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def start_http(root: Path, home: Path) -> tuple[subprocess.Popen[str], str]:
+    """A ``serve --http 127.0.0.1:0`` subprocess and the URL it says it listens on."""
+    proc = subprocess.Popen(
+        [sys.executable, *serve_args(root, "--http", "127.0.0.1:0")],
+        env=server_env(home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        found = re.search(r"listening on (http://\S+)", line)
+        if found:
+            return proc, found.group(1)
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    raise AssertionError("HTTP server did not start")
 
 
 class ServerClient:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import select
 import shutil
 import signal
@@ -25,7 +24,14 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp_harness import RawServer, ServerClient, error_code, make_home, serve_args, text_of
+from mcp_harness import (
+    RawServer,
+    ServerClient,
+    error_code,
+    make_home,
+    start_http,
+    text_of,
+)
 
 from conftest import write_skill
 from mcp import Client
@@ -321,30 +327,6 @@ def test_malformed_requests_get_error_responses(root: Path, home: Path) -> None:
 # ---------------------------------------------------------------- both transports alike
 
 
-def _start_http(root: Path, home: Path) -> tuple[subprocess.Popen[str], str]:
-    from mcp_harness import server_env
-
-    proc = subprocess.Popen(
-        [sys.executable, *serve_args(root, "--http", "127.0.0.1:0")],
-        env=server_env(home),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        found = re.search(r"listening on (http://\S+)", line)
-        if found:
-            return proc, found.group(1)
-        if not line and proc.poll() is not None:
-            break
-    proc.kill()
-    raise AssertionError("HTTP server did not start")
-
-
 def test_both_transports_advertise_and_send_resource_list_changes(root: Path, home: Path) -> None:
     stdio = ServerClient(root, home, mode="legacy").start()
     try:
@@ -354,7 +336,7 @@ def test_both_transports_advertise_and_send_resource_list_changes(root: Path, ho
         stdio_flag = caps.resources.list_changed
     finally:
         stdio.close()
-    proc, url = _start_http(root, home)
+    proc, url = start_http(root, home)
     seen: list[Any] = []
 
     async def on_message(message: Any) -> None:

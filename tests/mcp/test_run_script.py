@@ -4,25 +4,11 @@ another process, and the ``skills_v1`` flag (real subprocesses)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from mcp_harness import ServerClient, error_code, make_home, server_env, telemetry_events
+from mcp_harness import ServerClient, cli, error_code, make_home, telemetry_events
 
 from conftest import write_skill
-
-
-def cli(home: Path, *args: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "skilldeck", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=server_env(home),
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 def build(tmp_path: Path, config: str) -> tuple[Path, Path]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import signal
 import subprocess
 import sys
@@ -14,7 +13,15 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from mcp_harness import RawServer, ServerClient, make_home, serve_args, server_env, text_of
+from mcp_harness import (
+    RawServer,
+    ServerClient,
+    make_home,
+    serve_args,
+    server_env,
+    start_http,
+    text_of,
+)
 
 from conftest import write_skill
 from mcp import Client
@@ -175,30 +182,8 @@ def test_clean_shutdown(root: Path, home: Path, how: str) -> None:
         assert session.ended is not None
 
 
-def _start_http(root: Path, home: Path) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, *serve_args(root, "--http", "127.0.0.1:0")],
-        env=server_env(home),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        found = re.search(r"listening on (http://\S+)", line)
-        if found:
-            return proc, found.group(1)
-        if not line and proc.poll() is not None:
-            break
-    proc.kill()
-    raise AssertionError("HTTP server did not start")
-
-
 def test_http_transport_gives_each_client_a_session(root: Path, home: Path) -> None:
-    proc, url = _start_http(root, home)
+    proc, url = start_http(root, home)
 
     async def one(mode: str, name: str) -> tuple[str, str]:
         info = types.Implementation(name=name, version="1")

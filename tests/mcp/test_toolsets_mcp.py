@@ -5,8 +5,6 @@ of process, refused once the module changes, and never mounted without approval.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,9 +14,9 @@ import mcp_types as types
 import pytest
 from mcp_harness import (
     ServerClient,
+    cli,
     error_code,
     make_home,
-    server_env,
     telemetry_events,
     text_of,
 )
@@ -36,18 +34,6 @@ class HelloToolset:
         \"\"\"Always fails.\"\"\"
         raise ValueError("kaput")
 """
-
-
-def cli(home: Path, *args: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "skilldeck", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=server_env(home),
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 def build(tmp_path: Path, config: str) -> tuple[Path, Path]:
