@@ -158,7 +158,7 @@ class SessionsScreen(UsesDeck, Screen[None]):
             with Vertical(id="session-detail"):
                 with VerticalScroll(id="facts-scroll"):
                     yield Static("", id="session-facts")
-                yield Label("Pending approval (enter read · a approve · d deny)", classes="section")
+                yield Label("Pending (enter read · a approve · d deny)", classes="section")
                 yield OptionList(id="pending")
                 with Horizontal(id="tool-row"):
                     yield Input(placeholder="tool, e.g. Bash or github.*", id="tool")
