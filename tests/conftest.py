@@ -76,3 +76,12 @@ def git(repo: Path, *args: str) -> str:
         check=True,
     )
     return done.stdout.strip()
+
+
+def allowlist_line(skill_dir: Path, path: str, name: str | None = None) -> str:
+    """The ``ALLOWLIST.txt`` line allowing ``path`` of the skill in ``skill_dir`` as its
+    files are now (what ``skilldeck allow`` writes)."""
+    from skilldeck.core.execution import allowlist_line as line
+    from skilldeck.core.execution import snapshot_skill
+
+    return line(f"{name or skill_dir.name}/{path}", snapshot_skill(skill_dir).digest)

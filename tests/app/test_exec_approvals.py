@@ -4,7 +4,6 @@ approving pins the requested hash in the session store."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from skilldeck.app.widgets.toolset_table import ToolsetTable
 from skilldeck.core.config import load_settings
 from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.errors import SkilldeckError
-from skilldeck.core.execution import execute
+from skilldeck.core.execution import execute, snapshot_skill
 from skilldeck.core.execution.review import parse_file_request
 from skilldeck.core.model import Skill
 from skilldeck.core.sessions import Session, SessionStore
@@ -75,14 +74,18 @@ async def open_review(pilot: object) -> RequestReviewDialog:
 
 def test_parse_file_request_and_row() -> None:
     digest = "ab" * 32
-    request = parse_file_request(f"Toolset(demo/toolsets/index.py@sha256:{digest.upper()})")
+    entry = f"Toolset(demo/toolsets/index.py@skill-sha256:{digest.upper()})"
+    request = parse_file_request(entry)
     assert request is not None and request.kind == "toolset"
-    assert request.ref == "demo/toolsets/index.py" and request.sha256 == digest
+    assert request.ref == "demo/toolsets/index.py" and request.digest == digest
     assert parse_file_request("Bash(git log:*)") is None
-    assert parse_file_request(f"Script(demo//etc/passwd@sha256:{digest})") is None
-    row = plain(pending_row(f"Script(demo/scripts/a.py@sha256:{digest})"))
-    assert row == f"script demo/scripts/a.py sha256:{digest[:12]}…"
-    assert short_entry(request.entry) == f"Toolset(demo/toolsets/index.py@sha256:{digest[:12]}…)"
+    assert parse_file_request(f"Script(demo//etc/passwd@skill-sha256:{digest})") is None
+    # an entry of older versions pinned one file: it is no file request any more
+    assert parse_file_request(f"Script(demo/scripts/a.py@sha256:{digest})") is None
+    row = plain(pending_row(f"Script(demo/scripts/a.py@skill-sha256:{digest})"))
+    assert row == f"script demo/scripts/a.py skill-sha256:{digest[:12]}…"
+    short = short_entry(request.entry)
+    assert short == f"Toolset(demo/toolsets/index.py@skill-sha256:{digest[:12]}…)"
     assert short_entry("Bash(git log:*)") == "Bash(git log:*)"
 
 
@@ -90,8 +93,8 @@ async def test_pending_script_shows_text_and_hash_then_approve_pins_it(root: Pat
     store = SessionStore()
     session = store.create(mode="approval", actor="agent")
     entry = queue_run(root, store, session)
-    digest = hashlib.sha256(SCRIPT_TEXT.encode()).hexdigest()
-    assert entry == f"Script(demo/scripts/hello.py@sha256:{digest})"
+    digest = snapshot_skill(root / "demo").digest
+    assert entry == f"Script(demo/scripts/hello.py@skill-sha256:{digest})"
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -109,8 +112,15 @@ async def test_pending_script_shows_text_and_hash_then_approve_pins_it(root: Pat
         assert store.get(session.id).approved == []
         assert dialog.query_one("#content", TextArea).text == SCRIPT_TEXT
         facts = text_of(dialog.query_one("#facts", Static))
-        assert f"sha256:{digest}" in facts and "same hash" in facts
+        assert f"skill-sha256:{digest}" in facts and "same digest" in facts
         assert not dialog.query_one("#warning", Static).display
+        await pilot.press("]")  # the approval covers every file: each can be read
+        await settle(pilot)
+        assert dialog.query_one("#content", TextArea).text.startswith("---\nname: demo")
+        assert "1/2 SKILL.md" in text_of(dialog.query_one("#facts", Static))
+        await pilot.press("[")
+        await settle(pilot)
+        assert dialog.query_one("#content", TextArea).text == SCRIPT_TEXT
         await pilot.press("a")
         await settle(pilot)
         assert isinstance(app.screen, SessionsScreen)
@@ -129,6 +139,7 @@ async def test_changed_script_is_flagged(root: Path) -> None:
     entry = queue_run(root, store, session)
     edited = SCRIPT_TEXT + "import os; os.remove('x')\n"
     (root / "demo" / "scripts" / "hello.py").write_text(edited, encoding="utf-8")
+    (root / "demo" / "scripts" / "helper.pth").write_text("import os\n", encoding="utf-8")
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -137,8 +148,9 @@ async def test_changed_script_is_flagged(root: Path) -> None:
         warning = dialog.query_one("#warning", Static)
         assert warning.display and "CHANGED" in text_of(warning)
         facts = text_of(dialog.query_one("#facts", Static))
-        assert hashlib.sha256(edited.encode()).hexdigest() in facts.replace("\n", "")
-        assert str(dialog.query_one("#approve", Button).label) == "Approve old hash (a)"
+        assert snapshot_skill(root / "demo").digest in facts.replace("\n", "")
+        assert "changed scripts/hello.py" in facts and "added   scripts/helper.pth" in facts
+        assert str(dialog.query_one("#approve", Button).label) == "Approve requested digest (a)"
         await pilot.press("escape")  # cancel decides nothing
         await settle(pilot)
         assert isinstance(app.screen, SessionsScreen)
@@ -243,9 +255,9 @@ async def test_tools_pane_lists_toolset_tools_with_state_and_approves(
         await pilot.press("a")
         await settle(pilot)
         assert toolset_rows(app) == [("hello.greet", "approved"), ("hello.shout", "approved")]
-        digest = hashlib.sha256(TOOLSET.encode()).hexdigest()
+        digest = snapshot_skill(toolset_root / "hello").digest
         assert store.get(session.id).approved == [
-            f"Toolset(hello/toolsets/index.py@sha256:{digest})"
+            f"Toolset(hello/toolsets/index.py@skill-sha256:{digest})"
         ]
         await pilot.press("escape", "escape", *"demo", "down")  # no toolsets: no table
         await settle(pilot)

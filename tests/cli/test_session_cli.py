@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -88,7 +89,10 @@ def test_session_lifecycle(skills: Path) -> None:
     assert run_json("session", "end", sid)["ended"] is not None
     assert check_json(sid, "Read")["reason"] == "no_session"
     assert sid not in {s["id"] for s in run_json("session", "list")["sessions"]}
-    assert run_json("session", "prune", "--older-than", "0")["sessions"] == 1
+    refused = run("session", "prune", "--older-than", "0", check_rc=2)
+    assert "at least 1" in refused.stderr and "Traceback" not in refused.stderr
+    assert run_json("session", "prune", "--older-than", "1")["sessions"] == 0
+    assert sid in {s["id"] for s in run_json("session", "list", "--all")["sessions"]}
     assert "audit" in run("session", "show", run("session", "new").stdout.strip()).stdout
 
 
@@ -191,3 +195,35 @@ def test_telemetry_command(skills: Path) -> None:
     assert only["total"] == 1
     assert "tool_authorization" in run("telemetry").stdout
     assert run("telemetry", "--since", "soon", check_rc=2).returncode == 2
+
+
+def _tamper(db: Path, sql: str) -> None:
+    """Rewrite the audit table as someone with write access to the file would."""
+    conn = sqlite3.connect(db)
+    try:
+        with conn:
+            conn.execute("DROP TRIGGER IF EXISTS audit_no_update")
+            conn.execute("DROP TRIGGER IF EXISTS audit_no_delete")
+            conn.execute(sql)
+    finally:
+        conn.close()
+
+
+def test_verify_prints_the_head_and_reports_a_broken_chain(isolated_home: Path) -> None:
+    sid = run("session", "new").stdout.strip()
+    run("session", "approve", sid, "Read")
+    run("session", "deny", sid, "Write")
+    intact = run("session", "verify")
+    report = run_json("session", "verify")
+    head = report["head"]
+    assert report["ok"] and report["rows"] == 3 and report["problems"] == []
+    assert "audit chain intact" in intact.stdout and head["hash"] in intact.stdout
+    anchored = run_json("session", "verify", "--head", head["hash"])
+    assert anchored["anchor"] == {"hash": head["hash"], "id": head["id"]}
+    refused = run("session", "verify", "--head", "not-a-hash", check_rc=2)
+    assert "64 hex digits" in refused.stderr and "Traceback" not in refused.stderr
+    _tamper(isolated_home / "sessions.db", "DELETE FROM audit WHERE id = 2")
+    broken = run("session", "verify", check_rc=1)
+    assert "audit chain BROKEN" in broken.stdout and "between id 1 and id 3" in broken.stdout
+    problems = run_json("session", "verify", check_rc=1)["problems"]
+    assert [(p["kind"], p["id"]) for p in problems] == [("missing", 3)]

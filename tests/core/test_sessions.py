@@ -27,6 +27,8 @@ from skilldeck.core.sessions import (
     tool_matches,
 )
 
+DAY = 86_400.0
+
 
 def _settings(sessions_url: str, **overrides: object) -> Settings:
     settings = load_settings()
@@ -279,31 +281,30 @@ def test_end_and_prune_keep_audit(store: SessionStore) -> None:
     keep = store.create().id
     gone = store.create().id
     store.check(gone, "Bash")
-    store.end(gone)
+    store.backend.end_session(gone, "operator", time.time() - 2 * DAY)  # ended two days ago
     assert store.check(gone, "Bash").reason == "no_session"
     assert [s.id for s in store.list()] == [keep]
     assert {s.id for s in store.list(include_ended=True)} == {keep, gone}
-    assert store.prune(older_than_days=1).sessions == 0
-    result = store.prune(older_than_days=0)
+    assert store.prune(older_than_days=3).sessions == 0
+    result = store.prune(older_than_days=1)
     assert result.sessions == 1 and result.audit == 0
     assert store.find(gone) is None
     actions = [e.action for e in store.audit(gone)]
     assert actions == ["create", "request", "end"]
     assert store.audit()[-1].action == "prune"
+    assert store.verify_audit().ok
 
 
 def test_prune_drops_audit_past_retention(isolated_home: Path, sessions_url: str) -> None:
     settings = _settings(sessions_url, audit_retention_days=1)
     with SessionStore(settings=settings) as store:
+        store.backend.append_audit(None, "x", "old", "", {}, time.time() - 3 * DAY)
         sid = store.create().id
-        raw_sql(
-            store,
-            "INSERT INTO {p}audit (time, session_id, actor, action) VALUES (?, ?, 'x', 'old')",
-            (time.time() - 3 * 86400, sid),
-        )
-        result = store.prune(older_than_days=0)
+        result = store.prune(older_than_days=1)
         assert result.audit == 1
         assert [e.action for e in store.audit(sid)] == ["create"]
+        assert [e.action for e in store.audit()] == ["create", "audit_pruned", "prune"]
+        assert store.verify_audit().ok
 
 
 # -------------------------------------------------------------------------- corruption

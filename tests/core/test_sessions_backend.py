@@ -7,6 +7,7 @@ policy scenarios run on it, on SQLite and on a real PostgreSQL server.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,14 +16,20 @@ import pytest
 
 from skilldeck.core.config import Settings
 from skilldeck.core.sessions import (
+    GENESIS,
     ActiveSkill,
     AuditEntry,
+    AuditVerification,
+    ChainRow,
     PruneResult,
     Session,
     SessionBackend,
     SessionStore,
+    row_hash,
     tool_matches,
+    verify_chain,
 )
+from skilldeck.core.sessions.rows import encode_detail
 
 
 class MemoryBackend:
@@ -31,6 +38,7 @@ class MemoryBackend:
     def __init__(self) -> None:
         self.sessions: dict[str, Session] = {}
         self.rows: list[AuditEntry] = []
+        self.chain: list[ChainRow] = []
         self.lock = threading.Lock()
 
     def _log(
@@ -52,6 +60,12 @@ class MemoryBackend:
             detail,
         )
         self.rows.append(entry)
+        text = encode_detail(detail)
+        prev = self.chain[-1].hash or GENESIS if self.chain else GENESIS
+        digest = row_hash(prev, entry.id, now, session_id, actor, action, subject, text)
+        self.chain.append(
+            ChainRow(entry.id, now, session_id, actor, action, subject, text, prev, digest)
+        )
         return entry.id
 
     def _copy(self, s: Session) -> Session:
@@ -192,6 +206,11 @@ class MemoryBackend:
         with self.lock:
             return self.rows[-1].id if self.rows else 0
 
+    def verify_audit(self, anchor: str | None) -> AuditVerification:
+        with self.lock:
+            head = (self.chain[-1].id, self.chain[-1].hash or "") if self.chain else (0, GENESIS)
+            return verify_chain(list(self.chain), head, anchor)
+
     def close(self) -> None:
         return None
 
@@ -218,10 +237,13 @@ def test_policy_is_backend_independent(store: SessionStore) -> None:
     store.set_mode(sid, "permissive")
     assert store.check(sid, "Grep").reason == "permissive"
     mark = store.last_audit_id()
-    store.end(sid)
+    store.backend.end_session(sid, "operator", time.time() - 2 * 86_400)  # two days ago
     assert [e.action for e in store.changes_since(mark)] == ["end"]
     assert store.check(sid, "Write").reason == "no_session"
-    assert store.prune(0).sessions == 1
+    verified = store.verify_audit()
+    assert verified.ok and verified.head_id == store.last_audit_id()
+    assert store.verify_audit(verified.head_hash).anchor_id == verified.head_id
+    assert store.prune(1).sessions == 1
     assert store.find(sid) is None
     actions = [e.action for e in store.audit(sid)]
     assert actions[0] == "create" and actions[-1] == "end"

@@ -62,3 +62,5 @@ def test_four_processes_approve_concurrently(
         assert len([e for e in audit if e.action == "request"]) == 100
         ids = [e.id for e in audit]
         assert ids == sorted(ids) and len(set(ids)) == len(ids)
+        chain = store.verify_audit()  # four writers at once still make one chain
+        assert chain.ok and chain.rows == len(store.audit()), chain.problems

@@ -7,6 +7,8 @@ tests skip with the reason only where the server binaries cannot be had.
 from __future__ import annotations
 
 import os
+import re
+import secrets
 import subprocess
 import sys
 import threading
@@ -76,6 +78,8 @@ def test_hundred_processes_on_two_hosts_lose_nothing(pg_url: str, tmp_path: Path
         assert len([e for e in audit if e.action == "request"]) == 300
         ids = [e.id for e in store.audit()]
         assert ids == sorted(ids) and len(set(ids)) == len(ids)
+        chain = store.verify_audit()  # a hundred writers on two hosts make one chain
+        assert chain.ok and chain.rows == len(ids), chain.problems
     assert sorted(p.name for p in tmp_path.iterdir()) == ["host-0", "host-1"]
     assert not any(p.name == "sessions.db" for p in tmp_path.rglob("*"))
 
@@ -178,7 +182,7 @@ def test_migration_is_in_place_and_idempotent(pg_url: str) -> None:
         with _store(pg_url) as store:
             store.create()
     with psycopg.connect(pg_url) as conn:
-        assert conn.execute("SELECT value FROM skilldeck_meta").fetchone() == ("2",)
+        assert conn.execute("SELECT value FROM skilldeck_meta").fetchone() == (str(SCHEMA_VERSION),)
         assert conn.execute("SELECT count(*) FROM skilldeck_sessions").fetchone() == (2,)
         assert conn.execute("SELECT to_regclass('unrelated') IS NOT NULL").fetchone() == (True,)
 
@@ -299,7 +303,8 @@ def test_version_one_database_is_migrated_in_place(pg_url: str) -> None:
         assert store.get("old").mode == "strict"
         store.approve("old", "Read")
         assert [e.action for e in store.audit("old")] == ["create", "approve"]
-        assert store.describe()["schema_version"] == SCHEMA_VERSION == 2
+        assert store.describe()["schema_version"] == SCHEMA_VERSION == 3
+        assert store.verify_audit().ok
     with psycopg.connect(pg_url) as conn:
         ops = conn.execute("SELECT op FROM skilldeck_audit ORDER BY id").fetchall()
         assert ops[0] == (None,) and ops[1][0]
@@ -327,3 +332,108 @@ def test_listener_survives_a_restart(own_pg_server: PgServer) -> None:
     finally:
         watcher.close()
         agent.close()
+
+
+# ----------------------------------------------------------------- the audit's guard
+
+APP_GRANTS = [
+    "GRANT SELECT, INSERT, UPDATE, DELETE ON skilldeck_sessions, skilldeck_session_skills, "
+    "skilldeck_session_tools, skilldeck_pending TO {role}",
+    "GRANT SELECT, INSERT ON skilldeck_audit TO {role}",
+    "GRANT SELECT, INSERT, UPDATE ON skilldeck_audit_head TO {role}",
+    "GRANT SELECT ON skilldeck_meta TO {role}",
+    "GRANT USAGE ON SEQUENCE skilldeck_audit_id_seq TO {role}",
+    "GRANT EXECUTE ON FUNCTION skilldeck_prune_audit(double precision) TO {role}",
+]
+"""What a server's role needs when it does not own the tables (the README lists it)."""
+
+WIPES = [
+    "DELETE FROM skilldeck_audit",
+    "UPDATE skilldeck_audit SET actor = 'mallory'",
+    "TRUNCATE skilldeck_audit",
+    # the attack of issue #21 on schema 2, and the same with the flag the guard reads now
+    "SELECT set_config('skilldeck.audit_prune_before', '1e300', false); "
+    "DELETE FROM skilldeck_audit",
+    "SELECT set_config('skilldeck.audit_prune', 'on', false); DELETE FROM skilldeck_audit",
+    "SELECT * FROM skilldeck_prune_audit(0)",
+    "SELECT * FROM skilldeck_prune_audit('NaN')",
+    "SELECT * FROM skilldeck_prune_audit(86399)",
+]
+
+
+def _role(pg_url: str, *grants: str) -> str:
+    """A new login role that does not own the tables, with ``grants``; its URL."""
+    role = "app_" + secrets.token_hex(4)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        for grant in grants:
+            conn.execute(grant.format(role=role))  # type: ignore[arg-type]
+    return re.sub(r"//[^@/]+@", f"//{role}@", pg_url)
+
+
+def _refused(url: str, sql: str) -> str:
+    """The error ``sql`` meets on a connection of its own ('' when it went through)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        try:
+            for statement in sql.split("; "):
+                conn.execute(statement)  # type: ignore[arg-type]
+        except psycopg.Error as exc:
+            return str(exc)
+    return ""
+
+
+@pytest.mark.parametrize("too_much", [False, True])
+def test_a_role_that_does_not_own_the_tables_cannot_wipe_the_audit(
+    pg_url: str, too_much: bool
+) -> None:
+    old = time.time() - 10 * 86_400
+    with _store(pg_url) as owner:  # the owner creates the schema, and one old row
+        owner.backend.append_audit(None, "owner", "old", "", {}, old)
+    extra = ["GRANT DELETE, UPDATE, TRUNCATE ON skilldeck_audit TO {role}"] if too_much else []
+    app_url = _role(pg_url, *APP_GRANTS, *extra)
+    with _store(app_url) as app:
+        sid = app.create(mode="approval").id
+        app.approve(sid, "Read")
+        before = app.audit()
+        for sql in WIPES:
+            error = _refused(app_url, sql)
+            if "skilldeck_prune_audit" in sql:
+                expected = "at least a day"
+            else:  # the grant refuses first; granted too much, the trigger does
+                expected = "append-only" if too_much else "permission denied"
+            assert expected in error, (sql, error)
+        assert app.audit() == before and app.verify_audit().ok
+        with pytest.raises(SkilldeckError, match="at least 1"):
+            app.prune(older_than_days=0)
+        result = app.prune(older_than_days=1, audit_retention_days=1)  # the definer function
+        assert result.audit == 1
+        assert [e.action for e in app.audit()][-2:] == ["audit_pruned", "prune"]
+        assert app.verify_audit().ok
+
+
+def test_only_granted_roles_may_call_the_prune_function(pg_url: str) -> None:
+    with _store(pg_url):
+        pass
+    stranger = _role(pg_url, "GRANT SELECT ON skilldeck_audit TO {role}")
+    assert "permission denied" in _refused(stranger, "SELECT * FROM skilldeck_prune_audit(1e9)")
+
+
+def test_version_two_database_is_chained_in_place(pg_url: str) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE skilldeck_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        for statement in MIGRATIONS[1] + MIGRATIONS[2]:
+            conn.execute(statement)  # type: ignore[arg-type]
+        conn.execute("INSERT INTO skilldeck_meta VALUES ('schema_version', '2')")
+        conn.execute("INSERT INTO skilldeck_sessions (id, created, mode) VALUES ('s', 1, 'strict')")
+        for detail in ('{"mode": "strict"}', '{"b": [1.50, "é"], "a": 1e16}', "{}"):
+            conn.execute(
+                "INSERT INTO skilldeck_audit (time, session_id, actor, action, detail) "
+                "VALUES (1.25, 's', 'op', 'x', %s::jsonb)",
+                (detail,),
+            )
+    with _store(pg_url) as store:
+        result = store.verify_audit()
+        assert result.ok and (result.rows, result.head_id) == (3, 3)
+        store.approve("s", "Read")
+        assert store.verify_audit().ok and store.verify_audit().rows == 4
+    assert "append-only" in _refused(pg_url, WIPES[3])  # version 2's switch is gone

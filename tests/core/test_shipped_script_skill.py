@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHIPPED_SKILLS
+from conftest import SHIPPED_SKILLS, allowlist_line
 from skilldeck.core.config import load_settings
 from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.errors import SkilldeckError
@@ -45,7 +45,8 @@ def sample(tmp_path: Path) -> Path:
 
 
 def allow(home: Path) -> None:
-    (home / "ALLOWLIST.txt").write_text(f"# shipped example\n{NAME}/{SCRIPT}\n", encoding="utf-8")
+    line = allowlist_line(SHIPPED_SKILLS / NAME, SCRIPT)
+    (home / "ALLOWLIST.txt").write_text(f"# shipped example\n{line}\n", encoding="utf-8")
 
 
 def test_refused_until_listed(skill: Skill, exec_on: Path, sample: Path) -> None:

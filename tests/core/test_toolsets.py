@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import write_skill
+from conftest import allowlist_line, write_skill
 from skilldeck.core.config import Settings, load_settings
 from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.errors import SkilldeckError
@@ -83,8 +83,9 @@ def exec_on(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     return load_settings()
 
 
-def allow(home: Path) -> None:
-    (home / "ALLOWLIST.txt").write_text("hello/toolsets/index.py\n", encoding="utf-8")
+def allow(home: Path, skill: Skill) -> None:
+    line = allowlist_line(skill.base_dir, "toolsets/index.py")
+    (home / "ALLOWLIST.txt").write_text(line + "\n", encoding="utf-8")
 
 
 def test_spec_parsing() -> None:
@@ -99,7 +100,7 @@ def test_schemas_from_type_hints_in_a_child(
     tmp_path: Path, exec_on: Settings, isolated_home: Path
 ) -> None:
     skill = make_skill(tmp_path / "skills")
-    allow(isolated_home)
+    allow(isolated_home, skill)
     toolset = mount_toolset(exec_on, skill, SPEC)
     tools = {t.name: t for t in toolset.tools}
     assert sorted(tools) == ["boom", "greet", "total", "where"]
@@ -136,7 +137,7 @@ def test_list_of_functions_and_unsupported_parameters(
         "TOOLS = [shout, bad, later]\n"
     )
     skill = make_skill(tmp_path / "skills", module, "toolsets/index:TOOLS")
-    allow(isolated_home)
+    allow(isolated_home, skill)
     toolset = mount_toolset(exec_on, skill, "toolsets/index:TOOLS")
     assert [t.name for t in toolset.tools] == ["later", "shout"]
     assert toolset.problems and toolset.problems[0].startswith("bad: parameter thing")
@@ -151,7 +152,7 @@ def test_call_runs_in_a_confined_child(
     tmp_path: Path, exec_on: Settings, isolated_home: Path
 ) -> None:
     skill = make_skill(tmp_path / "skills")
-    allow(isolated_home)
+    allow(isolated_home, skill)
     out = call_toolset(exec_on, skill, SPEC, "greet", {"name": "Ada", "times": 2})
     assert out["result"] == "Hello, Ada! Hello, Ada!" and out["allowed_by"] == "allowlist"
     assert "printed noise" in out["stderr"]  # prints never reach the answer
@@ -173,7 +174,7 @@ def test_bad_arguments_and_unknown_tool(
     tmp_path: Path, exec_on: Settings, isolated_home: Path
 ) -> None:
     skill = make_skill(tmp_path / "skills")
-    allow(isolated_home)
+    allow(isolated_home, skill)
     for tool, args, reason in (
         ("greet", {}, "bad_arguments"),
         ("greet", {"name": 3}, "bad_arguments"),
@@ -191,7 +192,7 @@ def test_tool_raising_is_a_clean_error(
     tmp_path: Path, exec_on: Settings, isolated_home: Path
 ) -> None:
     skill = make_skill(tmp_path / "skills")
-    allow(isolated_home)
+    allow(isolated_home, skill)
     with pytest.raises(SkilldeckError) as caught:
         call_toolset(exec_on, skill, SPEC, "boom", {"what": "kaput"})
     error = caught.value
@@ -214,7 +215,7 @@ def test_malformed_modules(
     tmp_path: Path, exec_on: Settings, isolated_home: Path, module: str, expected: str
 ) -> None:
     skill = make_skill(tmp_path / "skills", module)
-    allow(isolated_home)
+    allow(isolated_home, skill)
     with pytest.raises(SkilldeckError) as caught:
         mount_toolset(exec_on, skill, SPEC)
     assert caught.value.details["reason"] == "module_error"
@@ -235,7 +236,7 @@ def test_timeout_kills_the_child(
         "import time\n\nclass HelloToolset:\n    def wait(self) -> None:\n        time.sleep(30)\n"
     )
     skill = make_skill(tmp_path / "skills", module)
-    allow(isolated_home)
+    allow(isolated_home, skill)
     started = time.monotonic()
     with pytest.raises(SkilldeckError) as caught:
         call_toolset(load_settings(), skill, SPEC, "wait", {})
@@ -251,7 +252,7 @@ def test_exec_flag_off_refuses_and_runs_nothing(
     module = f"open({str(marker)!r}, 'w').close()\n\n"
     module += "class HelloToolset:\n    def f(self) -> int:\n        return 1\n"
     skill = make_skill(tmp_path / "skills", module)
-    allow(isolated_home)
+    allow(isolated_home, skill)
     settings = load_settings()
     assert settings.skills_exec is False
     for attempt in (
@@ -282,7 +283,7 @@ def test_approval_is_pinned_to_the_hash(
             mount_toolset(exec_on, skill, SPEC, store=store, session_id=sid)
         assert caught.value.details["reason"] == "requires_approval"
         key = toolset_approval_for(skill, "toolsets/index.py")
-        assert key.startswith("Toolset(hello/toolsets/index.py@sha256:")
+        assert key.startswith("Toolset(hello/toolsets/index.py@skill-sha256:")
         assert store.pending(sid) == [key] and states() == {"pending"}
         store.approve(sid, key, actor="operator")
         assert states() == {"approved"}
@@ -303,7 +304,7 @@ def test_approval_is_pinned_to_the_hash(
         )
         assert again["result"] == "Bye, A!"
         # A denial wins over the approval and the allowlist.
-        allow(isolated_home)
+        allow(isolated_home, skill)
         store.deny(sid, toolset_approval_for(skill, "toolsets/index.py"), actor="operator")
         assert states() == {"denied"}
         with pytest.raises(SkilldeckError) as caught:

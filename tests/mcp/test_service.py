@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_skill
+from conftest import allowlist_line, write_skill
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.sessions import SessionStore
@@ -161,7 +161,8 @@ def test_waiting_toolset_is_mounted_once_when_allowed(tmp_path: Path, isolated_h
     try:
         loaded = service.load_skill("duo").data["toolsets"]
         assert loaded["mounted"] == [] and len(loaded["waiting"]) == 2
-        (isolated_home / "ALLOWLIST.txt").write_text("duo/toolsets/a.py\n", encoding="utf-8")
+        line = allowlist_line(folder.parent, "toolsets/a.py")
+        (isolated_home / "ALLOWLIST.txt").write_text(line + "\n", encoding="utf-8")
         assert service.mount_approved() == {"stdio"}
         assert [t.name for t in service.mounts.tools("stdio")] == ["duo.greet"]
         store = service.store()

@@ -21,7 +21,7 @@ from mcp_harness import (
     text_of,
 )
 
-from conftest import write_skill
+from conftest import allowlist_line, write_skill
 from mcp import Client
 
 MODULE = """\
@@ -80,7 +80,7 @@ def test_mounted_after_cli_approval_and_called(tmp_path: Path) -> None:
         waiting = loaded["toolsets"]["waiting"]
         assert loaded["toolsets"]["mounted"] == []
         assert waiting[0]["reason"] == "requires_approval"
-        assert waiting[0]["approval"].startswith("Toolset(hello/toolsets/index.py@sha256:")
+        assert waiting[0]["approval"].startswith("Toolset(hello/toolsets/index.py@skill-sha256:")
         assert "--toolset hello/toolsets/index.py" in text_of(
             client.call("load_skill", {"name": "hello"})
         )
@@ -159,7 +159,8 @@ def test_not_mounted_without_approval(tmp_path: Path, config: str, reason: str) 
 
 def test_allowlisted_toolset_announced_on_listen_streams(tmp_path: Path) -> None:
     root, home = build(tmp_path, "skills_exec = true\n")
-    (home / "ALLOWLIST.txt").write_text("hello/toolsets/index.py\n", encoding="utf-8")
+    line = allowlist_line(root / "hello", "toolsets/index.py")
+    (home / "ALLOWLIST.txt").write_text(line + "\n", encoding="utf-8")
     client = ServerClient(root, home).start()
 
     async def watch(session: Client) -> list[Any]:

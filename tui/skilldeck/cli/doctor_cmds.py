@@ -1,8 +1,9 @@
 """``skilldeck doctor``: where Skilldeck keeps its state and whether it is usable.
 
-Shows the home folder, the config file and its problems, and the sessions backend
-(embedded SQLite or a shared PostgreSQL database) with whether it answers. Exit code 0
-when everything is usable, 1 when something is not (the report says what).
+Shows the home folder, the config file and its problems, the sessions backend (embedded
+SQLite or a shared PostgreSQL database) with whether it answers, and whether the audit
+log's hash chain holds. Exit code 0 when everything is usable and the chain intact, 1 when
+not (the report says what).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ def register(sub: Any) -> None:
         help="show where state lives and whether the sessions database is reachable",
         description="Report SKILLDECK_HOME, the config file, and the sessions backend "
         "(sqlite, or postgresql when SKILLDECK_SESSIONS_URL / sessions_url is set) with "
-        "whether it answers. Exit 1 when the sessions database is unusable.",
+        "whether it answers, and whether the audit log's hash chain holds (skilldeck session "
+        "verify). Exit 1 when the sessions database is unusable or the chain is broken.",
     )
     p.add_argument(
         "--timeout",
@@ -36,16 +38,59 @@ def register(sub: Any) -> None:
 def collect(ctx: CliContext, timeout: float) -> dict[str, Any]:
     """The doctor's findings as a JSON-ready dictionary."""
     from skilldeck.core.config import config_path, home_dir
-    from skilldeck.core.sessions import describe_backend
+    from skilldeck.core.errors import SkilldeckError
+    from skilldeck.core.sessions import check_retention, describe_backend
 
     settings = ctx.settings
+    problems = [d.message for d in settings.diagnostics]
+    try:
+        check_retention(settings.audit_retention_days)
+    except SkilldeckError as exc:
+        problems.append(exc.message)
     return {
         "home": str(home_dir()),
         "config": str(config_path()),
         "config_exists": config_path().is_file(),
-        "config_problems": [d.message for d in settings.diagnostics],
+        "config_problems": problems,
         "sessions": describe_backend(settings, retry_seconds=max(0.0, timeout)),
+        "sandbox": _sandbox(ctx),
     }
+
+
+def _sandbox(ctx: CliContext) -> dict[str, Any]:
+    """The sandbox level skill code gets here, and allowlist lines that allow nothing."""
+    from skilldeck.core.execution import allowlist_notices, sandbox_level
+
+    level = sandbox_level()
+    return {
+        "level": level.level,
+        "network_isolated": level.network_isolated,
+        "notes": list(level.notes),
+        "require_sandbox": ctx.settings.require_sandbox,
+        "ok": level.level == "bwrap" or not ctx.settings.require_sandbox,
+        "allowlist_notices": allowlist_notices(),
+    }
+
+
+def _audit_line(audit: dict[str, Any] | None, ctx: CliContext) -> list[str] | None:
+    """The ``audit chain`` row: intact with its head, or the first break."""
+    if audit is None:
+        return None
+    if audit["ok"]:
+        head = audit["head"]
+        return [
+            "audit chain",
+            f"{ctx.paint('intact', 'green')} ({audit['rows']} rows, head "
+            f"{head['id']} {str(head['hash'])[:16]}…)",
+        ]
+    first = audit["problems"][0]
+    more = len(audit["problems"]) - 1
+    tail = f" (+{more} more: skilldeck session verify)" if more else ""
+    return [
+        "audit chain",
+        f"{ctx.paint('BROKEN', 'red')} at id {first['id']} "
+        f"({first['kind']}): {first['message']}{tail}",
+    ]
 
 
 def cmd_doctor(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -53,11 +98,13 @@ def cmd_doctor(args: argparse.Namespace, ctx: CliContext) -> int:
     fmt = ctx.output_format(FORMATS)
     report = collect(ctx, args.timeout)
     sessions = report["sessions"]
-    healthy = bool(sessions.get("reachable"))
+    audit = sessions.get("audit")
+    reachable = bool(sessions.get("reachable"))
+    healthy = reachable and (audit is None or bool(audit["ok"])) and report["sandbox"]["ok"]
     if fmt == "json":
         ctx.emit_json({**report, "ok": healthy})
         return 0 if healthy else 1
-    state = ctx.paint("reachable", "green") if healthy else ctx.paint("UNREACHABLE", "red")
+    state = ctx.paint("reachable", "green") if reachable else ctx.paint("UNREACHABLE", "red")
     rows = [
         ["home", report["home"]],
         ["config", report["config"] + ("" if report["config_exists"] else " (absent)")],
@@ -69,10 +116,26 @@ def cmd_doctor(args: argparse.Namespace, ctx: CliContext) -> int:
         rows.append(["sessions schema", str(sessions["schema_version"])])
     if sessions.get("server_version"):
         rows.append(["server version", str(sessions["server_version"])])
+    audit_row = _audit_line(audit, ctx)
+    if audit_row:
+        rows.append(audit_row)
     for key in ("note", "error"):
         if sessions.get(key):
             rows.append([f"sessions {key}", str(sessions[key])])
     rows += [["config problem", problem] for problem in report["config_problems"]]
+    rows += _sandbox_rows(report["sandbox"], ctx)
     for line in table(rows):
         ctx.echo(line)
     return 0 if healthy else 1
+
+
+def _sandbox_rows(sandbox: dict[str, Any], ctx: CliContext) -> list[list[str]]:
+    """The ``sandbox`` row, what its level does not stop, and ignored allowlist lines."""
+    level = sandbox["level"]
+    shown = ctx.paint(level, "green") if level == "bwrap" else ctx.paint(level, "yellow")
+    if not sandbox["ok"]:
+        shown = ctx.paint(f"{level} (require_sandbox is on: runs are refused)", "red")
+    rows = [["sandbox", shown]]
+    rows += [["sandbox note", note] for note in sandbox["notes"]]
+    rows += [["allowlist", notice] for notice in sandbox["allowlist_notices"]]
+    return rows

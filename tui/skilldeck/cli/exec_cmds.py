@@ -1,13 +1,15 @@
-"""``skilldeck config`` (every effective setting and where it came from) and
-``skilldeck run SKILL SCRIPT [ARG...]`` (run an allowed script of a skill)."""
+"""``skilldeck config`` (every effective setting and where it came from),
+``skilldeck run SKILL SCRIPT [ARG...]`` (run an allowed script of a skill) and
+``skilldeck allow SKILL SCRIPT`` (allow it, pinned to every file of the skill)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
-from skilldeck.cli.context import CliContext, table
+from skilldeck.cli.context import CliContext, safe, table
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Skill
 
@@ -27,10 +29,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "run",
         help="run an allowed script of a skill (needs skills_exec)",
-        description="Run SCRIPT (a path inside the skill folder) with ARGs: no shell, a "
-        "scrubbed environment, a timeout, capped output and no network where unshare "
-        "works. Allowed only when skills_exec is on and the script is in an ALLOWLIST.txt "
-        "or approved for --session (approvals name the script's hash).",
+        description="Run SCRIPT (a path inside the skill folder) with ARGs in the sandbox "
+        "(bubblewrap where available; skilldeck doctor shows the level): a private copy of "
+        "the skill, no shell, no network, a timeout and capped output. Allowed only when "
+        "skills_exec is on and the skill as it is now is allowed by 'skilldeck allow' or "
+        "approved for --session (a permission pins every file of the skill).",
     )
     p.add_argument("skill", help="skill name")
     p.add_argument("script", help="path of the script inside the skill folder")
@@ -43,6 +46,18 @@ def register(sub: Any) -> None:
         "goes to the script)",
     )
     p.set_defaults(func=cmd_run)
+    p = sub.add_parser(
+        "allow",
+        help="allow a script or toolset of a skill as it is now (SKILLDECK_HOME/ALLOWLIST.txt)",
+        description="Pin every file of the skill (a manifest of SHA-256 digests, shown) and "
+        "add the line 'SKILL/SCRIPT skill-sha256:DIGEST' to SKILLDECK_HOME/ALLOWLIST.txt, "
+        "the only allowlist Skilldeck reads. Any later change to any file of the skill "
+        "needs a new 'allow'.",
+    )
+    p.add_argument("skill", help="skill name")
+    p.add_argument("script", help="path of the script or toolset module inside the skill")
+    p.add_argument("--dry-run", action="store_true", help="show what would be pinned only")
+    p.set_defaults(func=cmd_allow)
 
 
 def cmd_config(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -103,17 +118,47 @@ def cmd_run(args: argparse.Namespace, ctx: CliContext) -> int:
     if fmt == "json":
         ctx.emit_json(result)
         return code
-    ctx.out.write(result["stdout"])
+    stdout = result["stdout"]
+    ctx.out.write(safe(stdout, multiline=True) if ctx.out.isatty() else stdout)
     ctx.out.flush()
-    if result["stderr"]:
-        ctx.warn(result["stderr"].rstrip("\n"))
+    for line in result["stderr"].rstrip("\n").splitlines():
+        print(f"  | {safe(line)}", file=sys.stderr)  # framed: cannot pass for a note
     for note in _notes(result):
         ctx.warn(note)
     return code
 
 
+def cmd_allow(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck allow SKILL SCRIPT``: 0 when allowed (or already), 2 when refused."""
+    from skilldeck.core.execution import add_to_allowlist, allowlist_line, resolve_script
+
+    fmt = ctx.output_format(FORMATS)
+    request = resolve_script(find_skill(ctx, args.skill), args.script)
+    line = allowlist_line(request.ref, request.digest)
+    added = False
+    if not args.dry_run:
+        line, added = add_to_allowlist(request)
+    files = [{"path": f.rel, "sha256": f.sha256} for f in request.snapshot.files]
+    if fmt == "json":
+        ctx.emit_json({"line": line, "added": added, "dry_run": args.dry_run, "files": files})
+        return 0
+    ctx.echo(f"{request.skill.name} at {request.skill.base_dir}: {len(files)} files pinned")
+    for line_text in table([[f["sha256"][:16], f["path"]] for f in files]):
+        ctx.echo(f"  {line_text}")
+    verb = "would add" if args.dry_run else ("added" if added else "already in")
+    ctx.echo(f"{verb} {allowlist_path_text()}: {line}")
+    return 0
+
+
+def allowlist_path_text() -> str:
+    """Where the allowlist is, for messages."""
+    from skilldeck.core.execution import allowlist_path
+
+    return str(allowlist_path())
+
+
 def _notes(result: dict[str, Any]) -> list[str]:
-    notes = list(result["warnings"])
+    notes = [f"sandbox: {result['sandbox']}", *result["warnings"]]
     if result["truncated"]:
         notes.append("output was cut at 1 MB")
     if result["timed_out"]:

@@ -18,7 +18,7 @@ from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.workspace import Scope
 
 if TYPE_CHECKING:
-    from skilldeck.core.search import SearchIndex, SearchResponse
+    from skilldeck.core.search import EvalReport, SearchIndex, SearchResponse
 
 HUMAN_LIMIT = 20
 """Default ``--limit`` (:data:`skilldeck.core.search.HUMAN_LIMIT`; numpy is imported only
@@ -64,18 +64,39 @@ def register(sub: Any) -> None:
         help="lexical only, even when the semantic extra is installed",
     )
     search.set_defaults(func=run_search)
+    _register_eval(sub)
 
+
+def _register_eval(sub: Any) -> None:
+    """Register ``eval``."""
     ev = sub.add_parser(
         "eval",
         help="measure search quality on a query file",
         description="Read QUERIES.jsonl (lines {query, expected: [ids], kind}; an id is the "
-        "skill folder relative to its root) and print recall@1, recall@3 and MRR@LIMIT per "
-        "kind and overall. All discovered skills are indexed, shadowed copies included.",
+        "skill folder relative to its root, or a skill name; expected: [] marks a request "
+        "that needs no skill) or an agentskills.io trigger-eval file ([{query, "
+        "should_trigger}] about one skill) and print recall@1, recall@3 and MRR@LIMIT per "
+        "kind and overall, how often the top result is flagged confident and how often it "
+        "is then right, and how many requests needing no skill were flagged confident. All "
+        "discovered skills are indexed, shadowed copies included.",
     )
-    ev.add_argument("queries", help="the JSONL query file")
+    ev.add_argument("queries", help="the query file (JSONL, or a JSON trigger-eval file)")
     ev.add_argument("--limit", type=_positive, default=10, help="ranks considered for MRR")
     ev.add_argument("--no-semantic", action="store_true", help="lexical only")
     ev.add_argument("--misses", action="store_true", help="also list queries not ranked first")
+    ev.add_argument(
+        "--split",
+        choices=("all", "train", "held-out"),
+        default="all",
+        help="only the queries of this split (a fixed hash of the query text; "
+        "tests/eval/README.md)",
+    )
+    ev.add_argument(
+        "--skill",
+        default=None,
+        help="the skill a trigger-eval file's should_trigger lines are about (its name or "
+        "folder), when the file does not say",
+    )
     ev.set_defaults(func=run_eval)
 
 
@@ -114,6 +135,9 @@ def run_search(args: argparse.Namespace, ctx: CliContext) -> int:
     workspace = ctx.open_workspace(ctx.roots)
     semantic = ctx.settings.semantic and not args.no_semantic
     index = workspace.quick_index(scope, semantic=semantic)
+    if semantic and index.semantic_error and index.semantic_reason != "not_installed":
+        # a model that is installed or configured but broken: say so, answer lexically
+        ctx.warn(f"semantic signal off ({index.semantic_error}); results are lexical only")
     tools = {t.strip() for t in args.tools.split(",") if t.strip()} if args.tools else None
     limit = args.limit or (AGENT_LIMIT if args.agent else HUMAN_LIMIT)
 
@@ -173,6 +197,13 @@ def _print_text(
     if agent or not response.confident or response.clustered:
         color = "yellow" if (not response.confident or response.clustered) else "green"
         ctx.echo(ctx.paint(f"{note} (threshold {response.threshold:.2f})", color))
+    if explain:
+        need = f"confident needs {response.min_lead:.2f}"
+        if response.sure:
+            need = "named, triggered or its exact name: no lead needed"
+        ctx.echo(
+            ctx.paint(f"top leads the next other skill by {response.lead:.2f} ({need})", "dim")
+        )
     if index.semantic_error and explain:
         ctx.echo(ctx.paint(f"semantic signal off: {index.semantic_error}", "dim"))
 
@@ -184,20 +215,41 @@ def run_eval(args: argparse.Namespace, ctx: CliContext) -> int:
     if not path.is_file():
         raise SkilldeckError(ErrorCode.NOT_FOUND, f"{path}: no such file")
     from skilldeck.core.search import evaluate, index_ranker, load_queries
+    from skilldeck.core.search.evaluate import resolve_ids, select_split
 
-    queries = load_queries(path)
+    queries = select_split(load_queries(path, skill=args.skill), args.split)
     index = _index(ctx, all_skills=True, no_semantic=args.no_semantic)
+    queries = resolve_ids(queries, index.skills)
     known = {s.rel_id for s in index.skills}
     report = evaluate(index_ranker(index), queries, limit=args.limit, known_ids=known)
     if fmt == "json":
         data = report.to_dict()
         data["semantic"] = index.semantic
         data["skills"] = len(index.skills)
+        data["split"] = args.split
         ctx.emit_json(data)
         return 0
-    header = ["kind", "queries", "recall@1", "recall@3", f"MRR@{args.limit}"]
+    _print_eval(ctx, report, args.limit)
+    mode = "hybrid with embeddings" if index.semantic else "lexical"
+    split = "" if args.split == "all" else f", {args.split} split"
+    ctx.echo(ctx.paint(f"{len(index.skills)} skills indexed, {mode}{split}", "dim"))
+    if report.unknown_ids:
+        unknown = ", ".join(sorted(set(report.unknown_ids)))
+        ctx.echo(ctx.paint(f"expected ids not found under the roots: {unknown}", "yellow"))
+    if args.misses:
+        for miss in report.misses:
+            got = ", ".join(miss["got"])
+            how = "flagged" if miss["kind"] in report.negatives else f"rank {miss['rank'] or '-'}"
+            ctx.echo(f"  [{miss['kind']}] {how}: {miss['query']}  -> {got}")
+    return 0
+
+
+def _print_eval(ctx: CliContext, report: EvalReport, limit: int) -> None:
+    """The per-kind table (ranking and ``confident``), then the no-skill requests."""
+    header = ["kind", "queries", "recall@1", "recall@3", f"MRR@{limit}", "confident", "precision"]
     rows = [header]
-    for kind, score in [*sorted(report.kinds.items()), ("overall", report.overall)]:
+    kinds = [*sorted(report.kinds.items()), ("overall", report.overall)]
+    for kind, score in kinds if report.overall.count or not report.negatives else []:
         rows.append(
             [
                 kind,
@@ -205,17 +257,15 @@ def run_eval(args: argparse.Namespace, ctx: CliContext) -> int:
                 f"{score.recall1:.3f}",
                 f"{score.recall3:.3f}",
                 f"{score.mrr:.3f}",
+                f"{score.coverage:.3f}",
+                f"{score.precision:.3f}" if score.confident else "-",
             ]
         )
-    for line in table(rows):
+    for line in table(rows) if len(rows) > 1 else []:
         ctx.echo(line)
-    mode = "hybrid with embeddings" if index.semantic else "lexical"
-    ctx.echo(ctx.paint(f"{len(index.skills)} skills indexed, {mode}", "dim"))
-    if report.unknown_ids:
-        unknown = ", ".join(sorted(set(report.unknown_ids)))
-        ctx.echo(ctx.paint(f"expected ids not found under the roots: {unknown}", "yellow"))
-    if args.misses:
-        for miss in report.misses:
-            got = ", ".join(miss["got"])
-            ctx.echo(f"  [{miss['kind']}] rank {miss['rank'] or '-'}: {miss['query']}  -> {got}")
-    return 0
+    if report.negatives:
+        rows = [["needs no skill", "queries", "flagged confident", "share"]]
+        for kind, neg in sorted(report.negatives.items()):
+            rows.append([kind, str(neg.count), str(neg.flagged), f"{neg.rate:.3f}"])
+        for line in table(rows):
+            ctx.echo(line)

@@ -1,8 +1,8 @@
 """Session commands.
 
-``skilldeck session new|list|show|load|approve|deny|revoke|mode|check|pending|end|prune``
+``skilldeck session new|list|show|load|approve|deny|revoke|mode|check|pending|end|prune|verify``
 (``tools`` and ``telemetry`` are in :mod:`skilldeck.cli.tools_cmds`).
-Unknown session ids exit 2 (NOT_FOUND).
+Unknown session ids exit 2 (NOT_FOUND); ``verify`` exits 1 when the audit chain is broken.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from skilldeck.cli.context import CliContext, table
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 
 if TYPE_CHECKING:
+    from skilldeck.core.sessions.chain import AuditVerification
     from skilldeck.core.sessions.model import Session
 
 MODES = ("strict", "approval", "permissive")
@@ -81,6 +82,22 @@ def _register_session_reads(ssub: Any) -> None:
     p.add_argument("id")
     p.set_defaults(func=cmd_pending)
 
+    p = ssub.add_parser(
+        "verify",
+        help="check the audit log's hash chain; exit 0 intact, 1 broken",
+        description="Check that no audit row was deleted, edited or reordered, and that the "
+        "head kept outside the rows names the newest one. Prints the head hash: record it "
+        "elsewhere and check later with --head that it is still in the chain (anyone who "
+        "can write the database could rewrite the whole chain; a recorded head catches that).",
+    )
+    p.add_argument(
+        "--head",
+        metavar="HASH",
+        default=None,
+        help="a head hash printed by an earlier verify: it must still be in the chain",
+    )
+    p.set_defaults(func=cmd_verify)
+
 
 def _register_session_changes(ssub: Any) -> None:
     """``session load``, ``approve``, ``deny``, ``revoke``, ``mode``, ``end``, ``prune``."""
@@ -121,13 +138,19 @@ def _register_session_changes(ssub: Any) -> None:
     p.add_argument("id")
     p.set_defaults(func=cmd_end)
 
-    p = ssub.add_parser("prune", help="delete ended sessions (their audit log stays)")
+    p = ssub.add_parser(
+        "prune",
+        help="delete ended sessions (their audit log stays until audit_retention_days)",
+        description="Delete sessions ended more than DAYS ago, and the oldest audit rows past "
+        "audit_retention_days (config, default 365) that belong to no open session. A "
+        "checkpoint row keeps the audit chain verifiable (skilldeck session verify).",
+    )
     p.add_argument(
         "--older-than",
         type=float,
         default=30.0,
         metavar="DAYS",
-        help="ended more than DAYS ago (default 30; 0: all ended sessions)",
+        help="ended more than DAYS ago (default 30; at least 1)",
     )
     p.set_defaults(func=cmd_prune)
 
@@ -227,10 +250,15 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     with _store(ctx) as store:
         data = store.show(args.id)
         session = store.get(args.id)
+    drift = _changed_since(ctx, session.approved + session.pending)
     if fmt == "json":
-        ctx.emit_json(data)
+        ctx.emit_json({**data, "changed_since": drift})
         return 0
     _print_session(ctx, session)
+    for entry, changes in drift.items():
+        ctx.echo(ctx.paint(f"changed since {entry}:", "red"))
+        for change in changes:
+            ctx.echo(f"  {change['change']:<8} {change['path']}")
     ctx.echo()
     ctx.echo(ctx.paint("audit", "bold"))
     rows = [
@@ -240,6 +268,23 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     for line in table(rows):
         ctx.echo("  " + line)
     return 0
+
+
+def _changed_since(ctx: CliContext, entries: list[str]) -> dict[str, list[dict[str, str]]]:
+    """For each script or toolset entry whose skill no longer has the pinned digest, the
+    files that changed since, file by file (``[]`` when that list is unknown here)."""
+    from skilldeck.core.execution.review import parse_file_request, review_file_request
+
+    drift: dict[str, list[dict[str, str]]] = {}
+    for entry in entries:
+        request = parse_file_request(entry)
+        if request is None:
+            continue
+        review = review_file_request(request, ctx.workspace().by_name(request.skill))
+        if review.error is None and not review.matches:
+            changes = review.changes or ()
+            drift[entry] = [{"change": c, "path": p} for c, p in changes]
+    return drift
 
 
 def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -291,14 +336,20 @@ def _tool_or_script(args: argparse.Namespace, ctx: CliContext) -> str:
     if args.tool is not None:
         return str(args.tool)
     from skilldeck.cli.exec_cmds import find_skill
-    from skilldeck.core.execution import approval_key, resolve_script, toolset_approval_for
+    from skilldeck.core.execution import (
+        approval_key,
+        remember_manifest,
+        resolve_script,
+        toolset_approval_for,
+    )
 
     name, _, path = str(args.script or toolset).partition("/")
     skill = find_skill(ctx, name)
     if toolset is not None:
         return toolset_approval_for(skill, path)
     request = resolve_script(skill, path)
-    return approval_key(request.ref, request.sha256)
+    remember_manifest(request.snapshot)
+    return approval_key(request.ref, request.digest)
 
 
 def cmd_mode(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -353,8 +404,12 @@ def cmd_end(args: argparse.Namespace, ctx: CliContext) -> int:
 def cmd_prune(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session prune [--older-than DAYS]``."""
     fmt = ctx.output_format(FORMATS)
-    if args.older_than < 0:
-        raise SkilldeckError(ErrorCode.INVALID_PARAM, "--older-than must be 0 or more")
+    if not args.older_than >= 1:
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"--older-than must be at least 1 (day), got {args.older_than:g}: sessions ended "
+            "less than a day ago are kept",
+        )
     with _store(ctx) as store:
         result = store.prune(args.older_than, actor="operator")
     if fmt == "json":
@@ -364,3 +419,35 @@ def cmd_prune(args: argparse.Namespace, ctx: CliContext) -> int:
             f"pruned {result.sessions} session(s) and {result.audit} audit row(s) past retention"
         )
     return 0
+
+
+def cmd_verify(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck session verify [--head HASH]``: exit 0 when the audit chain holds, 1
+    when it does not."""
+    fmt = ctx.output_format(FORMATS)
+    with _store(ctx) as store:
+        found = store.verify_audit(args.head)
+    if fmt == "json":
+        ctx.emit_json(found.to_dict())
+    else:
+        for line in verify_lines(ctx, found):
+            ctx.echo(line)
+    return 0 if found.ok else 1
+
+
+def verify_lines(ctx: CliContext, found: AuditVerification) -> list[str]:
+    """The text report of an audit verification (``session verify``)."""
+    head = f"head id {found.head_id} sha256 {found.head_hash}" if found.head_hash else "no head"
+    if found.ok:
+        lines = [f"{ctx.paint('audit chain intact', 'green')}: {found.rows} row(s), {head}"]
+        if found.anchor is not None:
+            lines.append(f"recorded head {found.anchor} is in the chain (id {found.anchor_id})")
+        else:
+            lines.append("record the head hash elsewhere; later: skilldeck session verify --head")
+        return lines
+    count = len(found.problems)
+    lines = [f"{ctx.paint('audit chain BROKEN', 'red')}: {count} problem(s) in {found.rows} row(s)"]
+    rows = [[f"id {p.id}", p.kind, p.message] for p in found.problems]
+    lines += ["  " + line for line in table(rows)]
+    lines.append(head)
+    return lines

@@ -26,6 +26,8 @@ ENV_SESSIONS_URL = "SKILLDECK_SESSIONS_URL"
 ENV_SKILLS_V1 = "SKILLDECK_SKILLS_V1"
 ENV_SKILLS_EXEC = "SKILLDECK_SKILLS_EXEC"
 ENV_EXEC_TIMEOUT = "SKILLDECK_EXEC_TIMEOUT_S"
+ENV_SEMANTIC_MODEL = "SKILLDECK_SEMANTIC_MODEL_PATH"
+ENV_REQUIRE_SANDBOX = "SKILLDECK_REQUIRE_SANDBOX"
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -87,6 +89,9 @@ class Settings:
         telemetry_max_bytes: Size cap of one day's telemetry file.
         audit_retention_days: Days of audit log kept after sessions are pruned.
         semantic: Use the optional embedding signal when installed.
+        semantic_model_path: A sentence-transformers model folder to embed with instead of
+            the bundled all-MiniLM-L6-v2 (e.g. one in the Hugging Face cache).
+            ``SKILLDECK_SEMANTIC_MODEL_PATH`` wins.
         allow_hardlinks: Read skill files that have more than one hard link (refused by
             default: a hard link can expose a file from outside the skill folder).
         sessions_url: ``postgresql://…`` URL of a shared sessions database (fleets of
@@ -96,6 +101,7 @@ class Settings:
             lists and loads no skills). ``SKILLDECK_SKILLS_V1`` (1/0) wins.
         skills_exec: Feature flag: script execution (off by default).
             ``SKILLDECK_SKILLS_EXEC`` (1/0) wins.
+        require_sandbox: Refuse to run skill code below the ``bwrap`` sandbox level.
         exec_timeout_s: Wall-clock limit of one script run in seconds.
             ``SKILLDECK_EXEC_TIMEOUT_S`` wins.
         sources: Where each setting that is not a default came from (``config.toml`` or
@@ -118,11 +124,13 @@ class Settings:
     telemetry_max_bytes: int = 10 * 1024 * 1024
     audit_retention_days: int = 365
     semantic: bool = True
+    semantic_model_path: Path | None = None
     allow_hardlinks: bool = False
     sessions_url: str = ""
     skills_v1: bool = True
     skills_exec: bool = False
     exec_timeout_s: float = 60.0
+    require_sandbox: bool = False
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -147,7 +155,7 @@ class Settings:
         return home_dir() / "telemetry"
 
 
-_PATH_FIELDS = {"registry_path", "tools_file", "mcp_config"}
+_PATH_FIELDS = {"registry_path", "tools_file", "mcp_config", "semantic_model_path"}
 _INTERNAL_FIELDS = {"diagnostics", "sources"}
 
 
@@ -221,10 +229,18 @@ def _apply_env(settings: Settings) -> None:
     if sessions_url is not None:
         settings.sessions_url = sessions_url.strip()
         settings.sources["sessions_url"] = ENV_SESSIONS_URL
-    for name, attr in ((ENV_SKILLS_V1, "skills_v1"), (ENV_SKILLS_EXEC, "skills_exec")):
+    for name, attr in (
+        (ENV_SKILLS_V1, "skills_v1"),
+        (ENV_SKILLS_EXEC, "skills_exec"),
+        (ENV_REQUIRE_SANDBOX, "require_sandbox"),
+    ):
         _env_flag(settings, name, attr)
     _env_number(settings, ENV_EXEC_TIMEOUT, "exec_timeout_s", float)
     _env_number(settings, ENV_PROMPT_BUDGET, "prompt_char_budget", int)
+    model = os.environ.get(ENV_SEMANTIC_MODEL, "").strip()
+    if model:
+        settings.semantic_model_path = Path(model).expanduser()
+        settings.sources["semantic_model_path"] = ENV_SEMANTIC_MODEL
 
 
 def _env_flag(settings: Settings, name: str, attr: str) -> None:

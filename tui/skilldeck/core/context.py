@@ -5,15 +5,19 @@ The manifest design's four disclosure tiers, chosen per message by :func:`build_
 * ``none``: nothing (skills are off, or no skill is available to models).
 * ``breadcrumb``: ``[N skills available]`` when skills exist but none matches.
 * ``listing``: the registry listing (names and brief descriptions) when the user asks what
-  the agent can do (:func:`is_meta_question`), or when search matches exist but the
-  matching skills declare no ``triggers``.
+  the agent can do (:func:`is_meta_question`), or when skills that declare no
+  ``triggers`` match the message well (score at the confidence threshold) but none is
+  the confident answer (several are close).
 * ``full``: the instructions of the top matches (at most ``max_skills``) when a skill is
-  mentioned explicitly or its triggers match.
+  mentioned explicitly or its triggers match, or of the search's top result when it is
+  ``confident`` (the calibrated "this is the right skill", see
+  :mod:`skilldeck.core.search.calibration`) and declares no triggers.
 
 Ranking among matches: explicit mention (``$name``, "use the name skill", or a
 multi-part name such as ``pdf-forms`` written out), then exact phrase (a trigger keyword
 or verb written verbatim), then recent use in the session (:func:`recent_use`), then the
-search score. Only enabled, model-visible skills count; instructions are read through
+search score (a confident search match comes after them all). Only enabled,
+model-visible skills count; instructions are read through
 :func:`skilldeck.core.loader.load_skill` (the body on demand, its token cap applied) and
 the whole text stays within a character budget. Every result says why it was chosen.
 """
@@ -43,6 +47,7 @@ MIN_SKILL_CHARS = 200
 """A skill's instructions are cut to fit the budget, but never below this many characters
 (it is then left out and named as such)."""
 SKILLS_OFF = "skills are turned off (feature flag skills_v1 is off)"
+_KIND_LABEL = {"exact_phrase": "exact phrase", "search": "confident search"}
 
 _META = tuple(
     re.compile(pattern, re.IGNORECASE)
@@ -144,6 +149,7 @@ class _Candidate:
     skill: Skill
     score: float | None = None
     confident: bool = False
+    strong: bool = False
     mention: str | None = None
     exact: str | None = None
     fired: list[str] = field(default_factory=list)
@@ -172,6 +178,11 @@ class _Candidate:
             text = f"trigger phrase {self.exact!r} appears verbatim in the message"
         elif self.fired:
             text = f"trigger matched ({', '.join(self.fired[:3])})"
+        elif self.confident:
+            text = (
+                f"the confident best match of the message (score {self.score or 0.0:.2f}); "
+                "it declares no triggers"
+            )
         else:
             text = f"matches the message (score {self.score or 0.0:.2f}) but declares no triggers"
         if self.recent is not None:
@@ -273,8 +284,10 @@ def build_context(
     elif meta:
         answer.reason = "the message asks what the agent can do"
         _listing(answer, [], visible, limit)
+    elif sure := [c for c in pool.values() if c.confident and not c.skill.triggers]:
+        _full(answer, sure, max_skills, settings.body_token_cap, actor)
     elif untriggered := sorted(
-        (c for c in pool.values() if c.confident and not c.skill.triggers),
+        (c for c in pool.values() if c.strong and not c.skill.triggers),
         key=_Candidate.sort_key,
     ):
         answer.reason = "skills match the message but declare no triggers"
@@ -296,8 +309,10 @@ def _candidates(
     """Every skill the message reaches: by search (its signals) or by explicit mention."""
     pool: dict[str, _Candidate] = {}
     results: Iterable[SearchResult] = ()
+    threshold = workspace.settings.confidence_threshold
     if message.strip():
-        results = workspace.search(message[:20_000], SEARCH_POOL, scope="visible").results
+        response = workspace.search(message[:20_000], SEARCH_POOL, scope="visible")
+        results, threshold = response.results, response.threshold
     for result in results:
         skill = by_name.get(result.skill.name.lower())
         if skill is None or skill.path != result.skill.path:
@@ -306,6 +321,7 @@ def _candidates(
             skill,
             score=float(result.score),
             confident=bool(result.confident),
+            strong=result.score >= threshold,
             fired=[str(t) for t in result.matched.get("triggers", [])],
         )
     for name, how in mentioned(message, by_name).items():
@@ -330,11 +346,12 @@ def _full(
 
     budget = answer.budget
     chosen = matched[:max_skills]
-    kinds = sorted({c.match for c in chosen}, key=("mention", "exact_phrase", "trigger").index)
+    order = ("mention", "exact_phrase", "trigger", "search")
+    kinds = sorted({c.match for c in chosen}, key=order.index)
     answer.tier = "full"
     answer.reason = (
         f"{len(matched)} skill{'s' if len(matched) != 1 else ''} matched by "
-        f"{', '.join(k.replace('_', ' ') for k in kinds)}"
+        f"{', '.join(_KIND_LABEL.get(k, k) for k in kinds)}"
     )
     if len(matched) > max_skills:
         answer.reason += f"; the top {max_skills} are given"

@@ -76,6 +76,15 @@ SCHEMA = (
         data BLOB NOT NULL,
         PRIMARY KEY (key, name)
     )""",
+    # A skill's embedding under one model: ``key`` names the version of the skill's
+    # embedded text, ``vector`` is raw float32 (skilldeck.core.search.vectors).
+    """CREATE TABLE IF NOT EXISTS skill_vectors (
+        model TEXT NOT NULL,
+        key TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        used_ns INTEGER NOT NULL,
+        PRIMARY KEY (model, key)
+    ) WITHOUT ROWID""",
 )
 
 
@@ -158,8 +167,9 @@ class LocalStore:
     # ----------------------------------------------------------------- pruning
 
     def prune(self, now_s: float | None = None) -> tuple[int, int]:
-        """Drop saved indexes not updated for :data:`PRUNE_AFTER_S` and the rows of
-        SKILL.md files that no longer exist; returns (indexes, rows) dropped.
+        """Drop saved indexes not updated for :data:`PRUNE_AFTER_S`, skill vectors not used
+        for as long and the rows of SKILL.md files that no longer exist; returns (indexes,
+        rows) dropped.
 
         The store is a cache: what is dropped is rebuilt when needed. Without pruning,
         every catalog ever searched (a CI checkout in a new temp folder each run) would
@@ -176,6 +186,8 @@ class LocalStore:
                 tx.executemany("DELETE FROM index_blobs WHERE key = ?", [(k,) for k in stale])
                 tx.executemany("DELETE FROM index_meta WHERE key = ?", [(k,) for k in stale])
                 tx.executemany("DELETE FROM skills WHERE path = ?", [(p,) for p in gone])
+        with self.write() as tx:  # embeddings no search used for as long (see .vectors)
+            tx.execute("DELETE FROM skill_vectors WHERE used_ns < ?", (cutoff,))
         return len(stale), len(gone)
 
     def prune_if_due(self) -> None:

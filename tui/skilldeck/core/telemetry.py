@@ -17,10 +17,11 @@ skill an event is about is ``name``, which :func:`summarize` counts for "top ski
   ``candidates``.
 - ``skill_loaded``: ``name``, ``path``, ``tokens``, ``latency_ms``, ``truncated``, ``actor``.
 - ``skill_resource_requested``: ``name``, ``path``, ``ok``, ``size``.
-- ``skill_exec_attempt``: ``name``, ``script`` (``skill/path``), ``sha256``, ``allowed``,
-  ``reason``, ``session``, ``actor`` (every attempt, allowed or not).
-- ``skill_exec_result``: ``name``, ``script``, ``sha256``, ``exit_code``, ``latency_ms``,
-  ``truncated``, ``timed_out``, ``session``.
+- ``skill_exec_attempt``: ``name``, ``kind``, ``script`` (``skill/path``), ``skill_digest``
+  (the digest of every file of the skill), ``allowed``, ``reason``, ``session``, ``actor``
+  (every attempt, allowed or not).
+- ``skill_exec_result``: ``name``, ``script``, ``skill_digest``, ``sandbox`` (the level the
+  run got), ``exit_code``, ``latency_ms``, ``truncated``, ``timed_out``, ``session``.
 - ``skill_embedding_fallback``: ``reason`` (why the semantic signal was not used).
 - ``tool_authorization``: ``session``, ``tool``, ``decision`` (allowed, requires_approval or
   denied), ``reason``.

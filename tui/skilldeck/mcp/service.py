@@ -15,6 +15,7 @@ searches under its lock, so readers see a consistent snapshot.
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -448,19 +449,7 @@ class SkillService:
             self.settings, skill, script, list(args), store=store, session_id=session_id
         )
         result["session"] = session_id
-        status = (
-            "timed out and was killed"
-            if result["timed_out"]
-            else (f"exited with {result['exit_code']}")
-        )
-        lines = [f"{skill.name}/{result['script']} {status}."]
-        for label in ("stdout", "stderr"):
-            if result[label]:
-                lines.append(f"--- {label} ---\n{result[label].rstrip(chr(10))}")
-        if result["truncated"]:
-            lines.append("[output was cut at 1 MB]")
-        lines.extend(f"Warning: {w}" for w in result["warnings"])
-        return ToolOutput(result, "\n".join(lines))
+        return ToolOutput(result, run_text(skill.name, result))
 
     def _mount(self, skill: Skill, session_id: str | None, client_key: str) -> dict[str, Any]:
         """Mount the allowed toolsets of ``skill`` for the client (see ``toolset_mounts``)."""
@@ -543,3 +532,22 @@ def _as_dict(value: Any) -> dict[str, Any]:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
     return {"value": str(value)}
+
+
+def run_text(skill: str, result: dict[str, Any]) -> str:
+    """The text answer of a script run. Skilldeck's own lines come first; the script's
+    output follows between markers holding a random boundary it cannot guess, so nothing
+    it prints can pass for Skilldeck's verdict."""
+    status = (
+        "timed out and was killed" if result["timed_out"] else f"exited with {result['exit_code']}"
+    )
+    lines = [f"{skill}/{result['script']} {status} (sandbox: {result['sandbox']})."]
+    if result["truncated"]:
+        lines.append("Output was cut at 1 MB.")
+    lines.extend(f"Warning: {w}" for w in result["warnings"])
+    boundary = secrets.token_hex(8)
+    for label in ("stdout", "stderr"):
+        if result[label]:
+            body = result[label].rstrip(chr(10))
+            lines.append(f"<<<{label} {boundary}>>>\n{body}\n<<<end {label} {boundary}>>>")
+    return "\n".join(lines)

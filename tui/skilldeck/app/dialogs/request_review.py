@@ -1,7 +1,9 @@
-"""Read a requested script (or toolset module) and its hash before approving it."""
+"""Read a requested script (or toolset module) and what its approval pins (the digest of
+every file of the skill, and which files changed since the request) before approving it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 from rich.table import Table
@@ -23,18 +25,25 @@ APPROVE, DENY = "approve", "deny"
 
 
 def review_facts(review: FileReview) -> Table:
-    """The hash lines and what they mean for the approval."""
+    """The digest lines and what they mean for the approval."""
     request = review.request
     table = Table.grid(padding=(0, 1), expand=True)
     table.add_column(style="bold", no_wrap=True, width=9)
     table.add_column(ratio=1, overflow="fold")
-    table.add_row("requested", Text(f"sha256:{request.sha256}"))
+    table.add_row("requested", Text(f"skill-sha256:{request.digest}"))
     if review.error is not None:
         table.add_row("on disk", literal(review.error, style="bold red"))
     elif review.matches:
-        table.add_row("on disk", Text("✔ same hash: the text below is what would run", "green"))
+        same = f"✔ same digest: all {review.files} files of the skill are as requested"
+        table.add_row("on disk", Text(same, "green"))
     else:
-        table.add_row("on disk", Text(f"sha256:{review.disk_sha256}", style="bold red"))
+        table.add_row("on disk", Text(f"skill-sha256:{review.disk_digest}", style="bold red"))
+        table.add_row("changed", changes_text(review))
+    if review.paths and request.path in review.paths:
+        where = review.paths.index(request.path) + 1
+        shown = Text(f"{where}/{len(review.paths)} {clean(request.path)}")
+        shown.append("   [ ] other files of the skill", style="dim")
+        table.add_row("file", shown)
     size = f"{review.size} bytes"
     if review.error is None and not review.binary:
         size += f" · {review.lines} lines"
@@ -42,6 +51,17 @@ def review_facts(review: FileReview) -> Table:
             size += f" · only the first {len(review.text.encode())} bytes are shown"
     table.add_row("size", Text(size if review.error is None else "-"))
     return table
+
+
+def changes_text(review: FileReview) -> Text:
+    """The files that differ from the requested digest, one per line."""
+    if review.changes is None:
+        return Text("the requested file list is not known on this machine", style="yellow")
+    text = Text()
+    for i, (change, path) in enumerate(review.changes):
+        text.append(("\n" if i else "") + f"{change:<8}", style="bold red")
+        text.append(clean(path))
+    return text
 
 
 def review_warning(review: FileReview) -> Text | None:
@@ -55,8 +75,9 @@ def review_warning(review: FileReview) -> Text | None:
     notes: list[str] = []
     if not review.matches:
         notes.append(
-            "CHANGED since the request: approving pins the requested hash, which no longer "
-            "matches this file, so the run stays refused. Deny, and let the agent ask again."
+            "CHANGED since the request: approving pins the requested digest, which no longer "
+            "matches the skill's files, so the run stays refused. Deny, and let the agent "
+            "ask again."
         )
     if review.binary:
         notes.append("The file is binary: its content is not shown.")
@@ -115,6 +136,8 @@ class RequestReviewDialog(UsesDeck, ModalScreen[str | None]):
         Binding("escape", "cancel", "Cancel", id="review.cancel"),
         Binding("a", "approve", "Approve", id="review.approve"),
         Binding("d", "deny", "Deny", id="review.deny"),
+        Binding("right_square_bracket", "other_file(1)", "Next file", id="review.next_file"),
+        Binding("left_square_bracket", "other_file(-1)", "Previous file", id="review.prev_file"),
     ]
 
     def __init__(self, request: FileRequest, session_id: str | None = None) -> None:
@@ -123,15 +146,20 @@ class RequestReviewDialog(UsesDeck, ModalScreen[str | None]):
         """The pending request shown."""
         self.session_id = session_id
         self.review: FileReview | None = None
-        """The file as read (None until the read finishes)."""
+        """The requested file as read (None until the read finishes)."""
+        self.shown = request.path
+        """The file of the skill on screen (the approval pins them all)."""
 
-    def compose(self) -> ComposeResult:
+    def _title(self) -> str:
         request = self.request
         title = f"Approve {request.kind} {clean(request.ref)}?"
         if self.session_id:
             title += f"  (session {clean(self.session_id)})"
+        return title
+
+    def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(title, id="title", markup=False)
+            yield Label(self._title(), id="title", markup=False)
             yield Static(Text("reading the file…", style="dim"), id="facts")
             yield Static("", id="warning")
             yield TextArea(
@@ -154,11 +182,20 @@ class RequestReviewDialog(UsesDeck, ModalScreen[str | None]):
     @work(thread=True, exclusive=True)
     def _read(self) -> None:
         skill = self.deck.workspace.by_name(self.request.skill)
-        review = review_file_request(self.request, skill)
+        review = review_file_request(replace(self.request, path=self.shown), skill)
         self.app.call_from_thread(self._show, review)
 
+    def action_other_file(self, step: int) -> None:
+        """Show the next (or previous) file of the skill: the approval covers every one."""
+        paths = self.review.paths if self.review is not None else ()
+        if self.shown not in paths:
+            return
+        self.shown = paths[(paths.index(self.shown) + step) % len(paths)]
+        self._read()
+
     def _show(self, review: FileReview) -> None:
-        self.review = review
+        if review.request.path == self.request.path:
+            self.review = review
         self.query_one("#facts", Static).update(review_facts(review))
         warning = review_warning(review)
         box = self.query_one("#warning", Static)
@@ -173,7 +210,7 @@ class RequestReviewDialog(UsesDeck, ModalScreen[str | None]):
         approve = self.query_one("#approve", Button)
         approve.disabled = review.error is not None
         if review.error is None and not review.matches:
-            approve.label = "Approve old hash (a)"
+            approve.label = "Approve requested digest (a)"
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -192,7 +229,7 @@ class RequestReviewDialog(UsesDeck, ModalScreen[str | None]):
             self.action_cancel()
 
     def action_approve(self) -> None:
-        """Approve the request (pins the requested hash)."""
+        """Approve the request (pins the requested digest of the whole skill)."""
         if self.review is not None and self.review.error is None:
             self.dismiss(APPROVE)
 

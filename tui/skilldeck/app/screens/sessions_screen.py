@@ -55,11 +55,13 @@ def session_row(session: Session, current: str | None) -> Text:
 
 
 def short_entry(entry: str) -> str:
-    """An approval entry as listed: a script or toolset with its hash cut to 12 digits."""
+    """An approval entry as listed: a script or toolset with its skill digest cut to 12
+    digits."""
     request = parse_file_request(entry)
     if request is None:
         return entry
-    return f"{request.entry.split('(', 1)[0]}({request.ref}@sha256:{request.sha256[:12]}…)"
+    kind = request.entry.split("(", 1)[0]
+    return f"{kind}({request.ref}@skill-sha256:{request.digest[:12]}…)"
 
 
 def session_facts(session: Session) -> Table:
@@ -96,7 +98,7 @@ def pending_row(entry: str) -> Text:
     text = Text()
     text.append(f"{request.kind} ", style="yellow")
     text.append(clean(request.ref), style="bold yellow")
-    text.append(f" sha256:{request.sha256[:12]}…", style="dim")
+    text.append(f" skill-sha256:{request.digest[:12]}…", style="dim")
     return text
 
 

@@ -1,70 +1,90 @@
 """Who may run a skill's script (or toolset module).
 
-A run is allowed only when the ``skills_exec`` flag is on **and** the script is allowed:
-listed as ``skill-name/path/to/script`` in an allowlist file (``SKILLDECK_HOME/ALLOWLIST.txt``
-or ``ALLOWLIST.txt`` in the ``skills`` folder of the skill's root), or approved for the
-session by an operator. An approval names the script's SHA-256
-(``Script(skill/path@sha256:HEX)``): an edited script needs a new approval. In ``approval``
-mode an unapproved run joins the session's pending queue. A denial wins over everything.
+A run is allowed only when the ``skills_exec`` flag is on **and** the operator allowed
+this skill *as it is now*: every permission names the skill and the digest of **all** its
+files (:mod:`.snapshot`), never a name or one file, so an edited helper, a new ``.pth`` or
+a same-named skill from elsewhere is not covered. Two things allow:
 
-Toolset modules (:mod:`.toolsets`) follow the same rules with entries
-``Toolset(skill/path.py@sha256:HEX)`` and allowlist lines ``skill-name/path.py``.
+* a line ``skill-name/path/to/script skill-sha256:HEX`` in ``SKILLDECK_HOME/ALLOWLIST.txt``
+  (written by ``skilldeck allow``); lines without a digest, and ``ALLOWLIST.txt`` files in
+  skill roots or repositories, are ignored with a notice: nothing inside a skill folder or
+  a repository can grant itself permission;
+* a session approval ``Script(skill/path@skill-sha256:HEX)``.
+
+In ``approval`` mode an unapproved run joins the session's pending queue. A denial wins
+over everything. Toolset modules (:mod:`.toolsets`) follow the same rules with entries
+``Toolset(skill/path.py@skill-sha256:HEX)``.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from skilldeck.core.config import Settings, home_dir
-from skilldeck.core.confined import read_confined, refusal
+from skilldeck.core.confined import refusal
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.execution.snapshot import Snapshot, remember_manifest, snapshot_skill
 from skilldeck.core.model import Skill
 from skilldeck.core.sessions import SessionStore
 from skilldeck.core.sessions.model import first_match
 
 ALLOWLIST_NAME = "ALLOWLIST.txt"
 SCRIPT_CAP = 4 * 1024 * 1024
-"""Largest script file hashed and run (bytes)."""
+"""Largest script file run (bytes)."""
+DIGEST_PREFIX = "skill-sha256:"
+"""How approvals and allowlist lines name a skill's digest."""
 
 
 @dataclass(frozen=True, slots=True)
 class ExecRequest:
-    """One script a caller asks to run.
+    """One script a caller asks to run, with the skill pinned as it is now.
 
     Attributes:
         skill: The skill.
         script: The script's path relative to the skill folder (POSIX).
         path: The script's absolute path.
-        sha256: Hex SHA-256 of the script's bytes when checked.
-        data: Those very bytes: what runs is a private copy of them, so a script edited
-            after the check cannot run under the old approval.
+        sha256: Hex SHA-256 of the script's own bytes (shown; not what approvals pin).
+        snapshot: Every file of the skill folder as read and hashed: what an approval
+            covers and, copied privately, what runs.
     """
 
     skill: Skill
     script: str
     path: Path
     sha256: str
-    data: bytes = b""
+    snapshot: Snapshot
 
     @property
     def ref(self) -> str:
-        """``skill-name/path/to/script``: the allowlist line of this script."""
+        """``skill-name/path/to/script``."""
         return f"{self.skill.name}/{self.script}"
 
+    @property
+    def digest(self) -> str:
+        """The skill's content digest (:attr:`Snapshot.digest`): what permissions pin."""
+        return self.snapshot.digest
 
-def approval_key(ref: str, sha256: str) -> str:
-    """The session approval entry of script ``ref`` (``skill/path``) with this hash."""
-    return f"Script({ref}@sha256:{sha256})"
+    @property
+    def data(self) -> bytes:
+        """The script's bytes as hashed."""
+        entry = self.snapshot.file(self.script)
+        return entry.data if entry is not None else b""
+
+
+def approval_key(ref: str, digest: str) -> str:
+    """The session approval entry of script ``ref`` (``skill/path``) in the skill whose
+    content digest is ``digest``."""
+    return f"Script({ref}@{DIGEST_PREFIX}{digest})"
 
 
 def resolve_script(skill: Skill, script: str) -> ExecRequest:
-    """Check that ``script`` is a regular file inside the skill folder and hash it.
+    """Check that ``script`` is a regular file inside the skill folder and pin the folder.
 
     Raises:
         SkilldeckError: INVALID_PARAM for an absolute or ``..`` path; PERMISSION_DENIED
-            when it leaves the folder or is not a regular file; NOT_FOUND when missing.
+            when it leaves the folder, is not a regular file, is too large or a file of the
+            folder breaks the confinement rule; NOT_FOUND when missing.
     """
     rel = PurePosixPath(script.replace("\\", "/"))
     if not script or rel.is_absolute() or ".." in rel.parts or str(rel) in (".", ""):
@@ -83,49 +103,120 @@ def resolve_script(skill: Skill, script: str) -> ExecRequest:
         raise SkilldeckError(
             ErrorCode.NOT_FOUND, f"skill {skill.name!r} has no script {str(rel)!r}"
         )
-    data = read_confined(path, skill.base_dir, cap=SCRIPT_CAP, label=str(rel))
-    if data.truncated:
+    snapshot = snapshot_skill(skill.base_dir)
+    entry = snapshot.file(str(rel))
+    if entry is None:
+        raise SkilldeckError(
+            ErrorCode.NOT_FOUND, f"skill {skill.name!r} has no script {str(rel)!r}"
+        )
+    if len(entry.data) > SCRIPT_CAP:
         raise SkilldeckError(
             ErrorCode.PERMISSION_DENIED,
             f"script {rel} is larger than {SCRIPT_CAP} bytes",
             reason="too_large",
         )
-    digest = hashlib.sha256(data.data).hexdigest()
-    return ExecRequest(skill, str(rel), path, digest, data.data)
+    return ExecRequest(skill, str(rel), path, entry.sha256, snapshot)
 
 
-def allowlist_files(skill: Skill) -> list[Path]:
-    """The allowlist files that apply to ``skill`` (existing or not)."""
-    files = [home_dir() / ALLOWLIST_NAME]
-    if skill.root is not None:
-        files.append(skill.root / "skills" / ALLOWLIST_NAME)
-        if skill.root.name == "skills":
-            files.append(skill.root / ALLOWLIST_NAME)
-    return files
+def allowlist_path() -> Path:
+    """The one allowlist file that can allow: ``SKILLDECK_HOME/ALLOWLIST.txt``."""
+    return home_dir() / ALLOWLIST_NAME
 
 
-def read_allowlist(path: Path) -> set[str]:
-    """The ``skill/path`` lines of one allowlist file (``#`` comments, blanks skipped)."""
+def allowlist_line(ref: str, digest: str) -> str:
+    """The allowlist line allowing ``ref`` in the skill with content digest ``digest``."""
+    return f"{ref} {DIGEST_PREFIX}{digest}"
+
+
+def add_to_allowlist(request: ExecRequest) -> tuple[str, bool]:
+    """Append the line allowing ``request`` (its skill as pinned now) to the home
+    allowlist; returns the line and whether it was added (False: already there).
+
+    Raises:
+        SkilldeckError: EXECUTION_ERROR (reason ``io_error``) when it cannot be written.
+    """
+    line = allowlist_line(request.ref, request.digest)
+    path = allowlist_path()
+    if (request.ref, request.digest) in read_allowlist(path):
+        return line, False
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        old = path.read_text(encoding="utf-8") if path.is_file() else ""
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(("" if not old or old.endswith("\n") else "\n") + line + "\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SkilldeckError(
+            ErrorCode.EXECUTION_ERROR, f"cannot write {path}: {exc}", reason="io_error"
+        ) from exc
+    remember_manifest(request.snapshot)
+    return line, True
+
+
+def read_allowlist(path: Path) -> set[tuple[str, str]]:
+    """The ``(skill/path, digest)`` pairs of an allowlist file (``#`` comments, blanks and
+    lines without a digest skipped; :func:`allowlist_notices` names the last)."""
+    pairs: set[tuple[str, str]] = set()
+    for line in _lines(path):
+        parts = line.split()
+        if len(parts) == 2 and parts[1].startswith(DIGEST_PREFIX):
+            pairs.add((parts[0].replace("\\", "/"), parts[1][len(DIGEST_PREFIX) :].lower()))
+    return pairs
+
+
+def _lines(path: Path) -> list[str]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return set()
+        return []
     lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
-    return {line.replace("\\", "/") for line in lines if line}
+    return [line for line in lines if line]
+
+
+def ignored_allowlists(skill: Skill) -> list[Path]:
+    """``ALLOWLIST.txt`` files beside ``skill`` that older versions honoured and that are
+    ignored now (a skill root or repository cannot allow itself)."""
+    found: list[Path] = []
+    places = [skill.base_dir, skill.base_dir.parent]
+    if skill.root is not None:
+        places += [skill.root, skill.root / "skills"]
+    for folder in dict.fromkeys(places):
+        candidate = folder / ALLOWLIST_NAME
+        if candidate.is_file() and candidate != allowlist_path():
+            found.append(candidate)
+    return found
+
+
+def allowlist_notices(skill: Skill | None = None) -> list[str]:
+    """Why allowlist lines or files are ignored: lines of the home allowlist without a
+    digest, and ``ALLOWLIST.txt`` files beside ``skill``."""
+    notices = [
+        f"{allowlist_path()}: ignored line {line!r}: a line names a skill and its digest "
+        f"(skilldeck allow {line.split('/', 1)[0]} {line.split('/', 1)[-1]} writes one)"
+        for line in _lines(allowlist_path())
+        if len(line.split()) != 2 or not line.split()[1].startswith(DIGEST_PREFIX)
+    ]
+    if skill is not None:
+        notices += [
+            f"{path}: ignored: only {allowlist_path()} can allow"
+            for path in ignored_allowlists(skill)
+        ]
+    return notices
 
 
 KINDS = ("script", "toolset")
 """What may be run: a script, or a toolset module (:mod:`.toolsets`)."""
 
 
-def toolset_approval_key(ref: str, sha256: str) -> str:
-    """The session approval entry of toolset module ``ref`` (``skill/path.py``)."""
-    return f"Toolset({ref}@sha256:{sha256})"
+def toolset_approval_key(ref: str, digest: str) -> str:
+    """The session approval entry of toolset module ``ref`` (``skill/path.py``) in the
+    skill with content digest ``digest``."""
+    return f"Toolset({ref}@{DIGEST_PREFIX}{digest})"
 
 
-def key_for(kind: str, ref: str, sha256: str) -> str:
-    """The approval entry of ``ref`` with this hash, for a ``script`` or a ``toolset``."""
-    return toolset_approval_key(ref, sha256) if kind == "toolset" else approval_key(ref, sha256)
+def key_for(kind: str, ref: str, digest: str) -> str:
+    """The approval entry of ``ref`` in the skill with ``digest``, for a ``script`` or a
+    ``toolset``."""
+    return toolset_approval_key(ref, digest) if kind == "toolset" else approval_key(ref, digest)
 
 
 def decide(
@@ -144,11 +235,11 @@ def decide(
     """
     if not settings.skills_exec:
         return "exec off"
-    key = key_for(kind, request.ref, request.sha256)
+    key = key_for(kind, request.ref, request.digest)
     session = store.find(session_id) if store is not None and session_id else None
     if session is not None and first_match(session.denied, key) is not None:
         return "denied"
-    if any(request.ref in read_allowlist(f) for f in allowlist_files(request.skill)):
+    if (request.ref, request.digest) in read_allowlist(allowlist_path()):
         return "allowlist"
     if session is not None and session.is_open and key in session.approved:
         return "approved"
@@ -174,6 +265,7 @@ def authorize(
         SkilldeckError: PERMISSION_DENIED with ``reason`` ``exec_disabled``, ``denied``,
             ``requires_approval`` (the run was queued) or ``not_allowed``.
     """
+    remember_manifest(request.snapshot)
     state = decide(settings, request, store, session_id, kind)
     if state in ("allowlist", "approved"):
         return state
@@ -185,7 +277,7 @@ def authorize(
         )
     if state == "denied":
         raise _refused("denied", f"{kind} {request.ref} is denied for this session")
-    key = key_for(kind, request.ref, request.sha256)
+    key = key_for(kind, request.ref, request.digest)
     session = store.find(session_id) if store is not None and session_id else None
     if store is not None and session is not None and session.is_open and session.mode == "approval":
         store.request_approval(session.id, key, actor)
@@ -196,11 +288,40 @@ def authorize(
             requires_approval=True,
             approval=key,
         )
+    notices = allowlist_notices(request.skill)
     raise _refused(
         "not_allowed",
-        f"{kind} {request.ref} is not in an allowlist and not approved for this session"
-        f" (an approval names the {kind}'s hash: an edited {kind} needs a new one)",
+        f"{kind} {request.ref} is not allowed for skill digest {request.digest[:12]}…: "
+        "not in the allowlist and not approved for this session (a permission pins every "
+        f"file of the skill: any edit needs a new one)"
+        + "".join(f"; {notice}" for notice in notices),
+        digest=request.digest,
+        notices=notices,
     )
+
+
+def check_runnable(settings: Settings, skill: Skill) -> None:
+    """Refuse a skill the registry disabled, an invalid one, and any run when the operator
+    requires the ``bwrap`` sandbox and this machine has not got it.
+
+    Raises:
+        SkilldeckError: PERMISSION_DENIED with ``reason`` ``disabled``, ``invalid`` or
+            ``sandbox_required``.
+    """
+    from skilldeck.core.execution.sandbox import BWRAP, probe
+
+    if not skill.enabled:
+        raise _refused("disabled", f"skill {skill.name!r} is disabled by the governance registry")
+    if not skill.valid:
+        codes = ", ".join(sorted({d.code for d in skill.errors}))
+        raise _refused("invalid", f"skill {skill.name!r} is invalid ({codes})")
+    level = probe().level
+    if settings.require_sandbox and level != BWRAP:
+        raise _refused(
+            "sandbox_required",
+            f"require_sandbox is on and this machine's sandbox level is {level} "
+            "(install bubblewrap, or see skilldeck doctor)",
+        )
 
 
 def _refused(reason: str, message: str, **details: object) -> SkilldeckError:

@@ -1,19 +1,20 @@
 """What an operator reads before approving a request to run a skill's file.
 
 An agent's script run (or toolset mount) that waits for approval sits in the session's
-pending queue as ``Script(skill/path@sha256:HEX)`` (or ``Toolset(skill/path@sha256:HEX)``):
-the file and the SHA-256 of the bytes the agent's run saw. :func:`parse_file_request`
-splits such an entry; :func:`review_file_request` reads the file now, through the same
-confinement rule and hash as a run (:func:`~skilldeck.core.execution.resolve_script`), so
-the operator reads the text that would run and learns whether it still has the requested
-hash. Approving pins the requested hash: when the file changed since, the approval no
-longer matches the file and a run stays refused.
+pending queue as ``Script(skill/path@skill-sha256:HEX)`` (or ``Toolset(…)``): the file and
+the digest of every file of the skill as the agent's run saw it (:mod:`.snapshot`).
+:func:`parse_file_request` splits such an entry; :func:`review_file_request` pins the skill
+folder now, through the same confinement rule and digest as a run
+(:func:`~skilldeck.core.execution.resolve_script`), so the operator reads the text that
+would run, learns whether the skill still has the requested digest and, when it does not,
+which files changed since, file by file. Approving pins the requested digest: when any file
+changed since, the approval no longer matches and a run stays refused.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from skilldeck.core.errors import SkilldeckError
@@ -25,7 +26,7 @@ SHOWN_CAP = 256 * 1024
 
 _ENTRY = re.compile(
     r"(?P<kind>Script|Toolset)\((?P<skill>[^/()@\s]+)/(?P<path>[^()]+)"
-    r"@sha256:(?P<sha>[0-9a-fA-F]{64})\)"
+    r"@skill-sha256:(?P<sha>[0-9a-fA-F]{64})\)"
 )
 KINDS = {"Script": "script", "Toolset": "toolset"}
 
@@ -39,14 +40,14 @@ class FileRequest:
         kind: ``script`` or ``toolset``.
         skill: The skill's name.
         path: The file's path relative to the skill folder (POSIX).
-        sha256: The hex SHA-256 the request names (lower case).
+        digest: The skill content digest the request names (lower-case hex).
     """
 
     entry: str
     kind: str
     skill: str
     path: str
-    sha256: str
+    digest: str
 
     @property
     def ref(self) -> str:
@@ -69,6 +70,12 @@ class FileReview:
         escaped: True when ``text`` had control or bidirectional characters, now shown
             escaped: they can make code read differently from what runs.
         disk_sha256: SHA-256 of the whole file now, or None when it could not be read.
+        disk_digest: The skill's content digest now, or None when it could not be pinned.
+        changes: ``(change, path)`` for each file that differs from the requested digest
+            (``added``, ``removed``, ``changed``); None when the requested manifest is not
+            known on this machine.
+        files: How many files the skill folder holds now (all pinned together).
+        paths: Their paths, sorted (each can be reviewed the same way).
         error: Why the file could not be read (None when it was).
     """
 
@@ -79,12 +86,16 @@ class FileReview:
     binary: bool = False
     escaped: bool = False
     disk_sha256: str | None = None
+    disk_digest: str | None = None
+    changes: tuple[tuple[str, str], ...] | None = None
+    files: int = 0
+    paths: tuple[str, ...] = ()
     error: str | None = None
 
     @property
     def matches(self) -> bool:
-        """True when the file on disk still has the requested hash."""
-        return self.disk_sha256 == self.request.sha256
+        """True when the skill on disk still has the requested digest."""
+        return self.disk_digest == self.request.digest
 
     @property
     def lines(self) -> int:
@@ -95,7 +106,7 @@ class FileReview:
 def parse_file_request(entry: str) -> FileRequest | None:
     """The file request in a pending entry, or None for any other entry (a tool).
 
-    >>> parse_file_request("Script(demo/scripts/a.py@sha256:" + "0" * 64 + ")").ref
+    >>> parse_file_request("Script(demo/scripts/a.py@skill-sha256:" + "0" * 64 + ")").ref
     'demo/scripts/a.py'
     """
     found = _ENTRY.fullmatch(entry.strip())
@@ -109,7 +120,7 @@ def parse_file_request(entry: str) -> FileRequest | None:
         kind=KINDS[found.group("kind")],
         skill=found.group("skill"),
         path=path,
-        sha256=found.group("sha").lower(),
+        digest=found.group("sha").lower(),
     )
 
 
@@ -121,7 +132,8 @@ def review_file_request(
     Never raises for a file problem: a missing skill, a path leaving the folder, a file
     that is gone or too large come back as ``error``.
     """
-    from skilldeck.core.execution import resolve_script
+    from skilldeck.core.execution.policy import resolve_script
+    from skilldeck.core.execution.snapshot import manifest_changes, parse_manifest, recall_manifest
 
     if skill is None:
         return FileReview(request, error=f"no skill named {request.skill!r} is known here")
@@ -129,16 +141,21 @@ def review_file_request(
         resolved = resolve_script(skill, request.path)
     except SkilldeckError as exc:
         return FileReview(request, error=exc.message)
+    pinned = resolved.snapshot
+    old = recall_manifest(request.digest)
+    changes = None if old is None else tuple(manifest_changes(old, parse_manifest(pinned.manifest)))
+    base = FileReview(
+        request,
+        size=len(resolved.data),
+        disk_sha256=resolved.sha256,
+        disk_digest=pinned.digest,
+        changes=changes,
+        files=len(pinned.files),
+        paths=tuple(f.rel for f in pinned.files),
+    )
     data = resolved.data
     if b"\x00" in data:
-        return FileReview(request, size=len(data), binary=True, disk_sha256=resolved.sha256)
+        return replace(base, binary=True)
     raw = data[:cap].decode("utf-8", errors="replace")
     text = for_terminal(raw, multiline=True)
-    return FileReview(
-        request,
-        text=text,
-        size=len(data),
-        truncated=len(data) > cap,
-        escaped=text != raw,
-        disk_sha256=resolved.sha256,
-    )
+    return replace(base, text=text, truncated=len(data) > cap, escaped=text != raw)

@@ -1,19 +1,25 @@
-"""How a script runs: no shell, a scrubbed environment, limits, and no network where
-``unshare --net`` works.
+"""How a skill's code runs: from a private copy of its pinned files, inside the sandbox
+(:mod:`.sandbox`), without a shell, under limits.
 
-The command line comes from the script's shebang (``#!/usr/bin/env python3`` and
-``#!/bin/sh -e`` style) or its extension (``.py``: this Python, ``.sh``: ``/bin/sh``). The
-working directory is the skill folder. Limits: wall-clock timeout (the whole process group
-is killed), 1 MB of output per stream (the rest is cut and flagged), at most 100 arguments
-and 4,096 argument bytes, and CPU, memory and file-size rlimits.
+The command line comes from the script's shebang (``#!/usr/bin/env python3``,
+``#!/bin/sh -e``) or its extension (``.py``: the Python Skilldeck runs on, ``.sh``:
+``/bin/sh``). The interpreter is always resolved outside the skill (``/usr/bin``, ``/bin``
+or this Python), never a file the skill ships, and a shebang may carry only harmless flags
+(``-u``, ``-B``, ``-O`` for Python; ``-e``, ``-u``, ``-x``, ``-v`` for shells). Python runs
+with ``-E -s`` (no ``PYTHON*`` variables, no user site folder).
+
+Limits: a wall-clock timeout (the whole run is killed), 1 MB of output per stream (the rest
+is cut and flagged), at most 100 arguments and 4,096 argument bytes, CPU, memory, file-size
+and process-count limits, and the sandbox's private ``/tmp`` size.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
+import re
 import resource
+import selectors
 import shutil
 import signal
 import subprocess
@@ -27,15 +33,20 @@ from pathlib import Path
 from typing import IO, Any
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.execution.sandbox import BWRAP, Sandbox, command, environment, probe
+from skilldeck.core.execution.snapshot import Snapshot
 
 OUTPUT_CAP = 1024 * 1024
 MAX_ARGS = 100
 MAX_ARG_BYTES = 4096
-CPU_SECONDS = 60
 MEMORY_BYTES = 1024 * 1024 * 1024
 FILE_BYTES = 64 * 1024 * 1024
-SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
-_INTERPRETERS = {".py": [sys.executable], ".sh": ["/bin/sh"]}
+DRAIN_GRACE_S = 0.5
+"""How long output is still read after the script ended (a child it left may hold the
+pipes open: its output is not waited for)."""
+_PYTHON_FLAGS = frozenset({"-u", "-B", "-O", "-OO", "-E", "-s", "-I", "-S"})
+_SHELL_FLAGS = re.compile(r"-[euxv]+")
+_SHELLS = ("sh", "bash", "dash")
 
 
 @dataclass(slots=True)
@@ -48,9 +59,10 @@ class RunResult:
         truncated: True when some output was cut at the cap.
         timed_out: True when the run was killed at the timeout.
         duration_ms: Wall-clock time.
-        network_isolated: True when the run had no network (``unshare --net``).
-        argv: The command line run.
-        warnings: Things the caller should know (no network isolation here, …).
+        network_isolated: True when the run had no network.
+        sandbox: The sandbox level it ran at (:data:`~.sandbox.LEVELS`).
+        argv: The command line run inside the sandbox (interpreter, script, arguments).
+        warnings: What the sandbox level did not stop here, and other things to know.
     """
 
     exit_code: int
@@ -60,6 +72,7 @@ class RunResult:
     timed_out: bool
     duration_ms: int
     network_isolated: bool
+    sandbox: str
     argv: list[str]
     warnings: list[str] = field(default_factory=list)
 
@@ -84,69 +97,92 @@ def check_args(args: list[str]) -> None:
         )
 
 
-def interpreter(path: Path, data: bytes | None = None) -> list[str]:
-    """The command that runs ``path`` (without the path itself), from its shebang (in
-    ``data``, the script's bytes, when given) or its extension.
+def python_executable() -> str:
+    """The Python that runs skill code: this one, resolved through symlinks."""
+    return os.path.realpath(sys.executable)
+
+
+def interpreter(rel: str, data: bytes) -> list[str]:
+    """The command that runs the skill file ``rel`` holding ``data`` (without the file).
 
     Raises:
-        SkilldeckError: PERMISSION_DENIED when neither says how to run it.
+        SkilldeckError: PERMISSION_DENIED (reason ``unknown_interpreter`` or
+            ``unsupported_shebang``) when it cannot be run safely.
     """
-    if data is not None:
-        first = data[:512].split(b"\n", 1)[0]
-    else:
-        try:
-            with path.open("rb") as handle:
-                first = handle.readline(512)
-        except OSError as exc:
-            raise SkilldeckError(
-                ErrorCode.NOT_FOUND, f"cannot read script: {exc.strerror}"
-            ) from exc
+    first = data[:512].split(b"\n", 1)[0]
     if first.startswith(b"#!"):
         parts = first[2:].decode("utf-8", "replace").split()
-        if parts and Path(parts[0]).name == "env" and len(parts) >= 2:
+        if parts and Path(parts[0]).name == "env":
             parts = parts[1:]
-        if parts and Path(parts[0]).name.startswith("python"):
-            return [sys.executable, *parts[1:]]
-        if parts and Path(parts[0]).name in ("sh", "bash", "dash"):
-            found = shutil.which(parts[0]) if not parts[0].startswith("/") else parts[0]
-            if found:
-                return [found, *parts[1:]]
-    known = _INTERPRETERS.get(path.suffix.lower())
-    if known is None:
-        raise SkilldeckError(
-            ErrorCode.PERMISSION_DENIED,
-            f"{path.name}: no python or sh shebang and not a .py or .sh file",
-            reason="unknown_interpreter",
-        )
-    return list(known)
+        if parts and re.fullmatch(r"python[0-9.]*", Path(parts[0]).name):
+            return [python_executable(), "-E", "-s", *_flags(rel, parts[1:], _PYTHON_FLAGS)]
+        if parts and Path(parts[0]).name in _SHELLS:
+            return [_shell(rel, Path(parts[0]).name), *_flags(rel, parts[1:], None)]
+        if parts:
+            raise _refused(rel, f"its shebang names {parts[0]!r}", "unknown_interpreter")
+    suffix = Path(rel).suffix.lower()
+    if suffix == ".py":
+        return [python_executable(), "-E", "-s"]
+    if suffix == ".sh":
+        return [_shell(rel, "sh")]
+    raise _refused(rel, "no python or sh shebang and not a .py or .sh file", "unknown_interpreter")
 
 
-@functools.lru_cache(maxsize=1)
-def network_sandbox() -> list[str] | None:
-    """``["unshare", "--net", "--"]`` when it works here (probed once), else None."""
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        return None
-    try:
-        probe = subprocess.run(
-            [unshare, "--net", "--", "/bin/true"], capture_output=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return [unshare, "--net", "--"] if probe.returncode == 0 else None
+def _flags(rel: str, flags: list[str], allowed: frozenset[str] | None) -> list[str]:
+    for flag in flags:
+        ok = flag in allowed if allowed is not None else _SHELL_FLAGS.fullmatch(flag)
+        if not ok:
+            raise _refused(rel, f"its shebang passes {flag!r}", "unsupported_shebang")
+    return flags
 
 
-def scrubbed_env(folder: Path) -> dict[str, str]:
-    """The environment of a run: a fixed PATH, a C/UTF-8 locale, nothing inherited."""
-    return {
-        "PATH": SAFE_PATH,
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "HOME": str(folder),
-        "PYTHONIOENCODING": "utf-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "SKILL_DIR": str(folder),
-    }
+def _shell(rel: str, name: str) -> str:
+    found = shutil.which(name, path="/usr/bin:/bin")
+    if found is None:
+        raise _refused(rel, f"{name} is not installed", "unknown_interpreter")
+    return os.path.realpath(found)
+
+
+def _refused(rel: str, why: str, reason: str) -> SkilldeckError:
+    return SkilldeckError(ErrorCode.PERMISSION_DENIED, f"{rel}: {why}", reason=reason)
+
+
+def run_skill_file(snapshot: Snapshot, rel: str, args: list[str], timeout: float) -> RunResult:
+    """Run the file ``rel`` of ``snapshot`` with ``args`` from a private copy, sandboxed.
+
+    Raises:
+        SkilldeckError: INVALID_PARAM for bad arguments; PERMISSION_DENIED when the file
+            cannot be run safely; EXECUTION_ERROR when the process cannot start.
+    """
+    check_args(args)
+    entry = snapshot.file(rel)
+    if entry is None:
+        raise SkilldeckError(ErrorCode.NOT_FOUND, f"the skill has no file {rel!r}")
+    program = interpreter(rel, entry.data)
+    return run_in_copy(snapshot, lambda where: [*program, str(where / rel), *args], timeout)
+
+
+def run_in_copy(
+    snapshot: Snapshot,
+    build: Callable[[Path], list[str]],
+    timeout: float,
+    stdin: bytes = b"",
+) -> RunResult:
+    """Write ``snapshot`` to a private folder and run ``build(where)`` there, sandboxed;
+    ``where`` is the skill folder as the process sees it (its working directory)."""
+    sandbox = probe()
+    with tempfile.TemporaryDirectory(prefix="skilldeck-run-") as private:
+        os.chmod(private, 0o755)
+        copy, tmp = Path(private) / "skill", Path(private) / "tmp"
+        copy.mkdir()
+        tmp.mkdir(mode=0o700)
+        snapshot.materialize(copy)
+        where = snapshot.folder if sandbox.level == BWRAP else copy
+        inner = build(where)
+        argv = command(sandbox, inner, where, copy, tmp)
+        env = {"PATH": "/usr/bin:/bin"} if sandbox.level == BWRAP else environment(where, tmp)
+        cwd = "/" if sandbox.level == BWRAP else str(copy)
+        return _spawn(argv, inner, cwd, env, timeout, stdin, sandbox)
 
 
 def _limits(cpu_seconds: int) -> Callable[[], None]:
@@ -163,51 +199,22 @@ def _limits(cpu_seconds: int) -> Callable[[], None]:
     return apply
 
 
-def _drain(stream: IO[bytes], sink: bytearray, flags: list[bool]) -> None:
-    """Read ``stream`` to its end, keeping the first :data:`OUTPUT_CAP` bytes."""
-    while chunk := stream.read(65536):
-        room = OUTPUT_CAP - len(sink)
-        if len(chunk) > room:
-            flags.append(True)
-        if room > 0:
-            sink.extend(chunk[:room])
-
-
-def run_script(
-    path: Path, folder: Path, args: list[str], timeout: float, data: bytes | None = None
+def _spawn(
+    argv: list[str],
+    inner: list[str],
+    cwd: str,
+    env: dict[str, str],
+    timeout: float,
+    stdin: bytes,
+    sandbox: Sandbox,
 ) -> RunResult:
-    """Run the script at ``path`` with ``args`` in ``folder`` under the limits above.
-
-    With ``data`` (the bytes that were hashed and approved), a private read-only copy of
-    them runs instead of the file, so an edit between the check and the run cannot slip
-    in; the script's working directory and ``SKILL_DIR`` are still its skill folder.
-
-    Raises:
-        SkilldeckError: INVALID_PARAM for bad arguments; EXECUTION_ERROR when the process
-            cannot start.
-    """
-    check_args(args)
-    if data is None:
-        return _run(path, path, folder, args, timeout)
-    with tempfile.TemporaryDirectory(prefix="skilldeck-run-") as private:
-        copy = Path(private) / path.name
-        copy.write_bytes(data)
-        copy.chmod(0o500)
-        return _run(path, copy, folder, args, timeout)
-
-
-def _run(path: Path, runnable: Path, folder: Path, args: list[str], timeout: float) -> RunResult:
-    data = runnable.read_bytes() if runnable != path else None
-    sandbox = network_sandbox()
-    argv = [*(sandbox or []), *interpreter(path, data), str(runnable), *args]
-    warnings = [] if sandbox else ["no network isolation here (unshare --net unavailable)"]
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
             argv,
-            cwd=folder,
-            env=scrubbed_env(folder),
-            stdin=subprocess.DEVNULL,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -218,40 +225,62 @@ def _run(path: Path, runnable: Path, folder: Path, args: list[str], timeout: flo
         raise SkilldeckError(
             ErrorCode.EXECUTION_ERROR, f"cannot start the script: {exc.strerror}"
         ) from exc
-    out, err, cut = bytearray(), bytearray(), list[bool]()
-    assert proc.stdout is not None and proc.stderr is not None
-    readers = [
-        threading.Thread(target=_drain, args=(proc.stdout, out, cut), daemon=True),
-        threading.Thread(target=_drain, args=(proc.stderr, err, cut), daemon=True),
-    ]
-    for reader in readers:
-        reader.start()
-    timed_out = _wait(proc, timeout)
-    for reader in readers:
-        reader.join(timeout=5)
+    if stdin and proc.stdin is not None:
+        threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
+    out, err, timed_out, cut = _collect(proc, timeout)
     return RunResult(
         exit_code=proc.returncode if proc.returncode is not None else -9,
         stdout=out.decode("utf-8", "replace"),
         stderr=err.decode("utf-8", "replace"),
-        truncated=bool(cut),
+        truncated=cut,
         timed_out=timed_out,
         duration_ms=int((time.monotonic() - started) * 1000),
-        network_isolated=sandbox is not None,
-        argv=argv,
-        warnings=warnings,
+        network_isolated=sandbox.network_isolated,
+        sandbox=sandbox.level,
+        argv=inner,
+        warnings=list(sandbox.notes),
     )
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
-    """Wait for ``proc``; at the timeout kill its whole process group. True if killed."""
-    try:
-        proc.wait(timeout=timeout)
-        _kill_group(proc)  # children left behind keep the pipes open
-        return False
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        proc.wait()
-        return True
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        stream.write(data)
+        stream.close()
+
+
+def _collect(proc: subprocess.Popen[bytes], timeout: float) -> tuple[bytes, bytes, bool, bool]:
+    """Read both pipes until the script ends (or the timeout kills it), then for at most
+    :data:`DRAIN_GRACE_S` more; returns stdout, stderr, timed out, cut at the cap."""
+    assert proc.stdout is not None and proc.stderr is not None
+    sinks = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    cut, timed_out = False, False
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        for fd in sinks:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map():
+            if proc.poll() is not None and deadline > time.monotonic() + DRAIN_GRACE_S:
+                _kill_group(proc)  # what it left behind may hold the pipes
+                deadline = time.monotonic() + DRAIN_GRACE_S
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = timed_out or proc.poll() is None
+                break
+            for key, _ in selector.select(timeout=min(left, 0.2)):
+                chunk = os.read(int(key.fd), 65536)
+                if not chunk:
+                    selector.unregister(key.fd)
+                    continue
+                sink = sinks[int(key.fd)]
+                room = OUTPUT_CAP - len(sink)
+                cut = cut or len(chunk) > room
+                sink.extend(chunk[: max(room, 0)])
+    _kill_group(proc)
+    proc.wait()
+    proc.stdout.close()
+    proc.stderr.close()
+    return bytes(sinks[out_fd]), bytes(sinks[err_fd]), timed_out, cut
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -9,8 +9,8 @@ from typing import Any
 
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import SkilldeckError
-from skilldeck.core.execution.policy import authorize, resolve_script
-from skilldeck.core.execution.runner import check_args, run_script
+from skilldeck.core.execution.policy import authorize, check_runnable, resolve_script
+from skilldeck.core.execution.runner import check_args, run_skill_file
 from skilldeck.core.execution.toolsets import (
     Toolset,
     ToolsetRequest,
@@ -46,8 +46,9 @@ def execute(
     telemetry: Telemetry | None = None,
 ) -> dict[str, Any]:
     """Run ``script`` of ``skill`` if allowed and return the result as a dictionary
-    (``skill``, ``script``, ``sha256``, ``allowed_by`` and the fields of
-    :class:`~skilldeck.core.execution.runner.RunResult`).
+    (``skill``, ``script``, ``sha256`` of the script, ``skill_digest`` (what the permission
+    pinned), ``allowed_by`` and the fields of
+    :class:`~skilldeck.core.execution.runner.RunResult`, ``sandbox`` among them).
 
     Raises:
         SkilldeckError: the refusal (with ``reason``) or the failure to start.
@@ -55,8 +56,9 @@ def execute(
     writer = telemetry or Telemetry.from_settings(settings)
     ref, digest = f"{skill.name}/{script}", None
     try:
+        check_runnable(settings, skill)
         request = resolve_script(skill, script)
-        ref, digest = request.ref, request.sha256
+        ref, digest = request.ref, request.digest
         check_args(args)
         allowed_by = authorize(settings, request, store, session_id, actor)
     except SkilldeckError as exc:
@@ -65,12 +67,13 @@ def execute(
         raise
     _record(writer, store, session_id, actor, "script_run", ref, digest, allowed_by)
     timeout = exec_timeout(settings)
-    result = run_script(request.path, skill.base_dir, args, timeout, request.data or None)
+    result = run_skill_file(request.snapshot, request.script, args, timeout)
     writer.emit(
         "skill_exec_result",
         name=skill.name,
         script=ref,
-        sha256=digest,
+        skill_digest=digest,
+        sandbox=result.sandbox,
         exit_code=result.exit_code,
         latency_ms=result.duration_ms,
         truncated=result.truncated,
@@ -80,7 +83,8 @@ def execute(
     return {
         "skill": skill.name,
         "script": request.script,
-        "sha256": digest,
+        "sha256": request.sha256,
+        "skill_digest": digest,
         "allowed_by": allowed_by,
         **result.to_dict(),
     }
@@ -103,7 +107,7 @@ def _record(
         name=ref.split("/", 1)[0],
         kind="toolset" if action.startswith("toolset") else "script",
         script=ref,
-        sha256=digest,
+        skill_digest=digest,
         allowed=allowed,
         reason=reason,
         session=session_id,
@@ -111,7 +115,7 @@ def _record(
     )
     if store is None:
         return
-    detail = {"sha256": digest, "allowed": allowed, "reason": reason}
+    detail = {"skill_digest": digest, "allowed": allowed, "reason": reason}
     try:
         session = session_id if session_id and store.find(session_id) else None
         store.record(session, action, ref, detail, actor=actor)
@@ -186,7 +190,7 @@ def call_toolset(
             name=skill.name,
             kind="toolset",
             script=f"{request.ref}:{tool}",
-            sha256=request.script.sha256,
+            skill_digest=request.script.digest,
             truncated=False,
             session=session_id,
             **result,
@@ -196,11 +200,13 @@ def call_toolset(
         "toolset": spec,
         "tool": tool,
         "sha256": request.script.sha256,
+        "skill_digest": request.script.digest,
         "allowed_by": allowed_by,
         "result": answer.get("result"),
         "stderr": run.stderr,
         "duration_ms": run.duration_ms,
         "network_isolated": run.network_isolated,
+        "sandbox": run.sandbox,
         "warnings": run.warnings,
     }
 
@@ -219,8 +225,9 @@ def _admit(
     store, session_id, actor = who
     ref, digest = f"{skill.name}/{spec}", None
     try:
+        check_runnable(settings, skill)
         request = resolve_toolset(skill, spec)
-        ref, digest = request.ref, request.script.sha256
+        ref, digest = request.ref, request.script.digest
         allowed_by = authorize(settings, request.script, store, session_id, actor, "toolset")
     except SkilldeckError as exc:
         reason = str(exc.details.get("reason", exc.code.value))

@@ -3,10 +3,10 @@
 one request, ``describe`` or ``call`` (the protocol is in :mod:`.toolsets`).
 
 This file is self-contained (standard library only). It is never run from the package:
-the server runs a private copy of its bytes through the script runner, as
-``python -I -S HOST OP MODULE_COPY ATTR LABEL [REQUEST_FILE]``, so the child has neither
-site-packages nor the project on its path, and the module it loads is the private copy
-of the bytes whose hash was approved. ``LABEL`` is the module's path inside the skill
+the server runs its text in the sandbox, as ``python -I -S -c SOURCE OP MODULE ATTR LABEL
+-`` with the request (JSON) on standard input, so the child has neither site-packages nor
+the project on its path, and the module it loads is in the private copy of the pinned
+skill folder whose digest was approved. ``LABEL`` is the module's path inside the skill
 folder (the working directory); it names the module in messages and sets ``__file__``.
 
 The answer is one JSON object written to the original standard output: ``{"ok": true,
@@ -263,8 +263,11 @@ def main(argv: list[str]) -> int:
 
 def _request(argv: list[str]) -> dict[str, Any]:
     try:
-        with open(argv[4], encoding="utf-8") as handle:
-            request = json.load(handle)
+        if argv[4] == "-":
+            request = json.load(sys.stdin)
+        else:
+            with open(argv[4], encoding="utf-8") as handle:
+                request = json.load(handle)
     except (IndexError, OSError, ValueError) as exc:
         raise ToolsetError("usage", f"cannot read the request: {exc}") from None
     if not isinstance(request, dict):

@@ -28,28 +28,27 @@ exception and the line; whatever a tool prints goes to its stderr, not to the an
 
 **Mounting.** When an agent loads the skill in an MCP session, with ``skills_exec`` on and
 the module allowed, its tools appear on that session's server as ``skill-name.tool``
-(``tools/list_changed`` is sent). A module is allowed like a script: the line
-``skill-name/toolsets/index.py`` in an allowlist file, or a session approval pinned to
-the module's SHA-256, ``Toolset(skill-name/toolsets/index.py@sha256:HEX)`` (``skilldeck
-session approve ID --toolset skill-name/toolsets/index.py``, or the TUI). An edited
-module needs a new approval; in ``approval`` mode an unapproved toolset joins the pending
-queue when the skill is loaded; a denial wins. Every mount and call is audited.
+(``tools/list_changed`` is sent). A module is allowed like a script, pinned to the digest
+of every file of the skill: the line ``skill-name/toolsets/index.py skill-sha256:HEX`` in
+``SKILLDECK_HOME/ALLOWLIST.txt`` (``skilldeck allow``), or a session approval
+``Toolset(skill-name/toolsets/index.py@skill-sha256:HEX)`` (``skilldeck session approve ID
+--toolset skill-name/toolsets/index.py``, or the TUI). Any edit to the skill needs a new
+approval; in ``approval`` mode an unapproved toolset joins the pending queue when the skill
+is loaded; a denial wins. Every mount and call is audited.
 
 **Isolation.** The server never imports a toolset. Each ``describe`` (list the tools and
 schemas) and each ``call`` (one tool with JSON arguments, JSON result) is a new child
 process, ``python -I -S`` (no site-packages, so tools use the standard library and the
-module's own code; the project is not importable), loading a private copy of the checked
-bytes, with the script limits: cwd the skill folder, scrubbed environment, CPU, memory
-and file-size rlimits, the ``exec_timeout_s`` timeout (the process group is killed), 1 MB
-of output, and no network where ``unshare --net`` works. Before approval nothing runs: the
-TUI lists a module's tools by reading its source (:func:`preview_tools`).
+module's own code; the project is not importable), run in the sandbox
+(:mod:`.sandbox`) on a private copy of the pinned skill folder, under the script limits.
+Before approval nothing runs: the TUI lists a module's tools by reading its source
+(:func:`preview_tools`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import tempfile
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -63,7 +62,8 @@ from skilldeck.core.execution.policy import (
     resolve_script,
     toolset_approval_key,
 )
-from skilldeck.core.execution.runner import RunResult, run_script
+from skilldeck.core.execution.runner import RunResult, python_executable, run_in_copy
+from skilldeck.core.execution.snapshot import remember_manifest
 from skilldeck.core.execution.toolset_preview import ToolsetTool, preview_tools
 from skilldeck.core.model import Skill
 from skilldeck.core.sessions import SessionStore
@@ -127,7 +127,7 @@ class ToolsetRequest:
     @property
     def approval(self) -> str:
         """The session approval entry of the module as it is now."""
-        return toolset_approval_key(self.script.ref, self.script.sha256)
+        return toolset_approval_key(self.script.ref, self.script.digest)
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -183,7 +183,9 @@ def toolset_approval_for(skill: Skill, module: str) -> str:
     Raises:
         SkilldeckError: NOT_FOUND for an undeclared toolset; as :func:`resolve_toolset`.
     """
-    return resolve_toolset(skill, find_spec(skill, module)).approval
+    request = resolve_toolset(skill, find_spec(skill, module))
+    remember_manifest(request.script.snapshot)
+    return request.approval
 
 
 # ---------------------------------------------------------------------- the child
@@ -224,7 +226,7 @@ def describe_module(request: ToolsetRequest, timeout: float) -> Toolset:
     Raises:
         SkilldeckError: as :func:`run_host`.
     """
-    key = (request.script.sha256, request.attr)
+    key = (request.script.digest, request.attr)
     with _DESCRIBED_LOCK:
         cached = _DESCRIBED.get(key)
     if cached is None:
@@ -250,8 +252,8 @@ def describe_module(request: ToolsetRequest, timeout: float) -> Toolset:
 def run_host(
     request: ToolsetRequest, op: str, payload: dict[str, Any] | None, timeout: float
 ) -> tuple[dict[str, Any], RunResult]:
-    """Run the toolset host (``describe``, or ``call`` with ``payload``) in a child process
-    under the script limits, on a private copy of the checked module bytes.
+    """Run the toolset host (``describe``, or ``call`` with ``payload`` on its standard
+    input) in the sandbox, on a private copy of the pinned skill folder.
 
     Returns:
         The child's answer (``ok`` true) and the run's record.
@@ -261,16 +263,15 @@ def run_host(
             child's error kind (``module_error``, ``tool_error``, ``bad_arguments``, ...).
     """
     label = request.script.script
-    with tempfile.TemporaryDirectory(prefix="skilldeck-toolset-") as private:
-        module = Path(private) / "module.py"
-        module.write_bytes(request.script.data)
-        module.chmod(0o400)
-        args = [op, str(module), request.attr, label]
-        if payload is not None:
-            asked = Path(private) / "request.json"
-            asked.write_text(json.dumps(payload), encoding="utf-8")
-            args.append(str(asked))
-        result = run_script(HOST, request.script.skill.base_dir, args, timeout, HOST.read_bytes())
+    source = HOST.read_text(encoding="utf-8")
+    tail = [op, "", request.attr, label, "-"]
+
+    def build(where: Path) -> list[str]:
+        tail[1] = str(where / label)
+        return [python_executable(), "-I", "-S", "-c", source, *tail]
+
+    stdin = json.dumps(payload).encode("utf-8") if payload is not None else b"{}"
+    result = run_in_copy(request.script.snapshot, build, timeout, stdin)
     return _answer(result, label, timeout), result
 
 

@@ -156,6 +156,7 @@ def review_skill(
     for rel in files:
         if rel != "SKILL.md":
             review.findings += _scan_text(folder / rel, rel)
+        review.findings += _grant_findings(rel)
     if registry is not None:
         from skilldeck.core.tools import check_skill_tools
 
@@ -213,10 +214,26 @@ def _file_problems(folder: Path) -> list[str]:
     return problems
 
 
+def _grant_findings(rel: str) -> list[Finding]:
+    """Files that try to run code or grant permission by where they sit: a ``.pth`` file
+    (Python runs its ``import`` lines at start-up from any site folder) and an
+    ``ALLOWLIST.txt`` (ignored: only ``SKILLDECK_HOME/ALLOWLIST.txt`` allows)."""
+    name = rel.rsplit("/", 1)[-1]
+    if name.endswith(".pth"):
+        why = "a .pth file: Python runs its import lines at start-up from a site folder"
+        return [Finding("SI101", "warning", why, rel)]
+    if name == "ALLOWLIST.txt":
+        why = "an allowlist inside a skill allows nothing (only SKILLDECK_HOME/ALLOWLIST.txt does)"
+        return [Finding("SI102", "warning", why, rel)]
+    return []
+
+
 def _is_script(path: Path) -> bool:
     if path.is_symlink() or not path.is_file():
         return False
     rel_parts = path.parts
+    if path.suffix == ".pth":
+        return True
     if "scripts" in rel_parts or path.suffix in _SCRIPT_EXT or os.access(path, os.X_OK):
         return True
     with path.open("rb") as handle:

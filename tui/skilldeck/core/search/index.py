@@ -5,8 +5,10 @@ Signals, each normalised to 0-1 per document:
 ``bm25``
     Weighted sum of per-field BM25Okapi scores (:data:`FIELD_WEIGHTS`: description 3,
     tags 2.5, name 1.5, headings 0.75, body 0.5; with embeddings on,
-    :data:`SEMANTIC_FIELD_WEIGHTS`, which give headings and body more say), divided by the
-    best document's score. The weighted sums are precomputed per (term, skill) pair
+    :data:`SEMANTIC_FIELD_WEIGHTS`, which give headings and body more say), divided by what
+    the query could score (:func:`~skilldeck.core.search.ranking.query_ceiling`: per
+    query word, the best any skill gets for it), so a skill that matched only common words
+    gets their small share. The weighted sums are precomputed per (term, skill) pair
     (:class:`~skilldeck.core.search.postings.FieldPostings`; the second weighting only
     while embeddings are on), so a query term costs one gather; the settled words' scores
     are kept, per weighting, while the last word is being typed.
@@ -20,9 +22,11 @@ Signals, each normalised to 0-1 per document:
     Cosine similarity of sentence embeddings, rescaled (optional extra).
 
 The fused score is their weighted mean (weights in :data:`WEIGHTS`, or
-:data:`SEMANTIC_WEIGHTS` when embeddings are on; both tuned by grid search on the dev set
-and ``tests/eval/queries-extra.jsonl`` together). Explicit mentions and triggers are
-applied on top: they rank a skill first.
+:data:`SEMANTIC_WEIGHTS` when embeddings are on; both chosen on the train split of the
+corpus and MetaTool queries, see ``tests/eval/README.md``), shown on a calibrated scale
+(:mod:`~skilldeck.core.search.calibration`, which also says when the top result is
+``confident``). Explicit mentions and triggers are applied on top: they rank a skill
+first.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from skilldeck.core.search.analysis import (
     read_body,
     required_tools,
 )
+from skilldeck.core.search.calibration import calibration_for
 from skilldeck.core.search.embedding import EmbeddingSignal
 from skilldeck.core.search.names import NameTables, name_prefix
 from skilldeck.core.search.postings import FieldArrays, FieldPostings, FieldViews
@@ -97,8 +102,12 @@ SEMANTIC_FIELD_WEIGHTS: dict[str, float] = {
 """The field weights used with embeddings on, in the same order. The embedding reads only
 name and description; next to it, headings and body weighted more did better (grid search
 on the dev set and the extra set, overall and per-kind figures only)."""
-WEIGHTS: dict[str, float] = {"bm25": 0.35, "coverage": 0.4, "name": 0.25}
-SEMANTIC_WEIGHTS: dict[str, float] = {"bm25": 0.3, "coverage": 0.4, "name": 0.15, "semantic": 0.3}
+WEIGHTS: dict[str, float] = {"bm25": 0.6, "coverage": 0.3, "name": 0.15}
+"""Lexical fusion (divided by their sum): chosen by grid search on the train split of the
+corpus and MetaTool queries (``tests/eval/README.md``), best mean recall@1."""
+SEMANTIC_WEIGHTS: dict[str, float] = {"semantic": 1.0, "coverage": 1.0, "bm25": 0.2, "name": 0.1}
+"""Fusion with embeddings, chosen the same way: the embedding and the absolute lexical
+evidence (coverage) decide, relative BM25 and the name break near-ties."""
 HUMAN_LIMIT = 20
 BASE_CACHE = 8
 _EMPTY_FIELD: FieldArrays = (
@@ -160,7 +169,6 @@ class SearchIndex(EmbeddingSignal):
         self.semantic_error: str | None = None
         self._embedder: Any = None
         self._embeddings: NDArray[np.float32] | None = None
-        self._embed_texts: list[str] = []
 
     def _weight_vector(self, weights: Mapping[str, float] | None = None) -> list[float]:
         chosen = self.field_weights if weights is None else weights
@@ -251,7 +259,6 @@ class SearchIndex(EmbeddingSignal):
         """
         self.names, self.doc_paths, self.needs = [], [], []
         self.triggers = TriggerTable()
-        self._embed_texts = []
         self._doc_of_path = None
         self.skills = [self._register(skill) for skill in skills]
         self.priority = np.array([s.priority for s in self.skills], dtype=np.int64)
@@ -275,7 +282,6 @@ class SearchIndex(EmbeddingSignal):
         self.names, self.doc_paths, self.needs = names, paths, needs
         self.priority = priority
         self.triggers = triggers
-        self._embed_texts = []
         self._doc_of_path = None
         self._invalidate()
 
@@ -317,8 +323,6 @@ class SearchIndex(EmbeddingSignal):
         trig = skill.triggers
         if trig:
             self.triggers.add(doc, trig.keywords, trig.verbs, trig.patterns)
-        if self._embedder is not None:
-            self._embed_texts.append(self._embed_text(skill))
         return skill
 
     def normalized_names(self, docs: Sequence[int]) -> list[str]:
@@ -380,8 +384,6 @@ class SearchIndex(EmbeddingSignal):
             trig = skill.triggers
             if trig:
                 self.triggers.add(old, trig.keywords, trig.verbs, trig.patterns)
-            if self._embedder is not None:
-                self._embed_texts[old] = self._embed_text(skill)
         self.skills = skills
         remap = np.arange(n, dtype=np.int32)
         if old is not None:
@@ -407,8 +409,6 @@ class SearchIndex(EmbeddingSignal):
         self.names = [self.names[i] for i in keep]
         self.doc_paths = [self.doc_paths[i] for i in keep]
         self.needs = [self.needs[i] for i in keep]
-        if self._embed_texts:
-            self._embed_texts = [self._embed_texts[i] for i in keep]
         self._doc_of_path = None
         self.triggers.remap(mapping)
         remap = np.full(n, -1, dtype=np.int32)
@@ -533,6 +533,9 @@ class SearchIndex(EmbeddingSignal):
             _ms(started),
             fused.total,
             threshold,
+            fused.lead,
+            calibration_for(sem_all is not None).lead,
+            fused.sure,
         )
 
     def explain_fields(self, doc: int, terms: dict[int, float], semantic: bool) -> dict[str, float]:

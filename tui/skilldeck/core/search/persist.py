@@ -143,6 +143,7 @@ def load_or_build(
     index, changed = _reuse(saved, skills, paths) if saved is not None else (None, True)
     if index is None:
         index = SearchIndex.build(skills, settings=settings, semantic=False)
+    index.vector_store = store  # skill vectors are kept beside the index (see .vectors)
     if changed:
         save(index, store, key, fingerprint)
     elif saved is not None and saved.meta.get("fingerprint") != fingerprint:
@@ -220,10 +221,13 @@ def load_saved(
         n = saved.meta["n_docs"]
         paths = _split(saved.paths, n, "paths")
         names, needs, triggers = decode_columns(saved.columns, n)
+        hashes = [s.split(":", 1)[0] for s in _split(saved.stamps, n, "stamps")]
     except (sqlite3.Error, ValueError, TypeError, KeyError, IndexError, OverflowError):
         return None
     index = saved.index
     index.attach_columns(documents(paths), names, paths, needs, saved.priority, triggers)
+    # the embedding signal finds stored vectors by frontmatter hash: no skill is loaded
+    index.vector_store, index.doc_hashes = store, hashes
     return index
 
 

@@ -1,6 +1,7 @@
 """Stage 1 of a search: the query's words as weighted term ids.
 
-Exact words weigh 1; the word being typed also stands for its most common completions;
+Exact words weigh 1 (:data:`FILLER_WORDS`, the small talk of a request, weigh
+:data:`FILLER_WEIGHT`); the word being typed also stands for its most common completions;
 unknown words are replaced by their typo corrections (rapidfuzz), weighted by similarity.
 """
 
@@ -22,6 +23,21 @@ PREFIX_EXPANSIONS = 6
 MIN_PREFIX = 3
 FUZZY_LIMIT = 2
 CORRECTION_CACHE = 50_000
+FILLER_WEIGHT = 0.3
+"""Weight of a :data:`FILLER_WORDS` word (and of what stands for it)."""
+FILLER_WORDS = frozenset(
+    """
+    able anything anyone best curious detailed everything find give good great help
+    information info interested kind know latest let looking lot lots many much new
+    possible provide really recommend recommendation recommendations show someone
+    something specific suggest suggestion suggestions tell thing things trying way
+    wondering
+    """.split()  # noqa: SIM905 (a word list reads better as text)
+)
+"""Words that requests are made of whatever they ask for ("can you help me find some
+good information about..."): a match on them says little about which skill is meant.
+Chosen as plain English small talk, not from any evaluation set; a query made of them
+only still ranks by them (every word is down-weighted alike)."""
 
 
 def _pool(index: SearchIndex, word: str) -> list[str]:
@@ -113,6 +129,17 @@ def completions(index: SearchIndex, prefix: str) -> list[str]:
     return found
 
 
+def word_of(label: str) -> str:
+    """The query word a term's label comes from (``typed`` for ``typed→word`` and for the
+    completion ``typed…rest``)."""
+    return label.split("→", 1)[0].split("…", 1)[0]
+
+
+def word_weight(word: str) -> float:
+    """A query word's own weight: 1, or :data:`FILLER_WEIGHT` for a filler word."""
+    return FILLER_WEIGHT if word in FILLER_WORDS else 1.0
+
+
 def parse_query(index: SearchIndex, query: str) -> ParsedQuery:
     """Stage 1: query term ids with weights, labels, settled and typed parts (see
     :meth:`SearchIndex.query_terms <skilldeck.core.search.index.SearchIndex.query_terms>`)."""
@@ -139,17 +166,18 @@ def parse_query(index: SearchIndex, query: str) -> ParsedQuery:
             continue
         last = typing and i == len(all_words) - 1
         part = parsed.tail if last else parsed.fixed
-        exact = add(word, 1.0, word, part)
+        base = word_weight(word)
+        exact = add(word, base, word, part)
         if last and len(word) >= MIN_PREFIX and not _live(index, [word] if word in surface else []):
             expansions = completions(index, word)
             for other in expansions:
-                add(other, PREFIX_WEIGHT, f"{word}…{other[len(word) :]}", part)
+                add(other, base * PREFIX_WEIGHT, f"{word}…{other[len(word) :]}", part)
             if expansions:
                 continue
         if not exact:
             fixes = corrections(index, word)
             for other, similarity in fixes:
-                add(other, similarity * similarity, f"{word}→{other}", part)
+                add(other, base * similarity * similarity, f"{word}→{other}", part)
             if not fixes:
                 parsed.unknown += 1
     return parsed

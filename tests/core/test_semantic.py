@@ -1,0 +1,167 @@
+"""The torch-free embedding engine (extra ``skilldeck[semantic]``): the numpy forward pass
+against reference vectors made once with sentence-transformers, the tokenizer's limits,
+model folders (bundled, Hugging Face cache layout, missing, damaged).
+
+The reference (``tests/data/minilm_reference.npy`` and ``.json``): 22 texts (short, long
+past 128 and 256 tokens, accents, CJK, emoji, blanks, code) encoded by
+sentence-transformers 6.2 on torch 2.14 (CPU) from the same ``model.safetensors``, with
+``normalize_embeddings=True``.
+
+Tests that need the extra skip without it, unless ``SKILLDECK_REQUIRE_SEMANTIC=1`` (CI
+installs the extra: there they must run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skilldeck.core.search import semantic
+from skilldeck.core.search.semantic import SemanticUnavailable, load_embedder
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+REFERENCE = json.loads((DATA / "minilm_reference.json").read_text(encoding="utf-8"))
+MIN_COSINE = 0.9999
+
+
+def _need_extra() -> None:
+    if semantic.extra_installed():
+        return
+    message = "semantic extra not installed (pip install -e '.[test,semantic]')"
+    if os.environ.get("SKILLDECK_REQUIRE_SEMANTIC") == "1":
+        pytest.fail(f"{message}, but SKILLDECK_REQUIRE_SEMANTIC=1", pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture
+def bundled() -> Path:
+    _need_extra()
+    folder = semantic.bundled_folder()
+    assert folder is not None
+    return folder
+
+
+def test_forward_pass_matches_sentence_transformers(bundled: Path) -> None:
+    reference = np.load(DATA / "minilm_reference.npy", allow_pickle=False)
+    texts: list[str] = REFERENCE["texts"]
+    assert reference.shape == (len(texts), semantic.DIM)
+    vectors = load_embedder().encode(texts)
+    assert vectors.dtype == np.float32 and vectors.shape == reference.shape
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    cosines = (vectors * reference).sum(axis=1)
+    worst = int(np.argmin(cosines))
+    assert cosines.min() >= MIN_COSINE, (texts[worst][:60], float(cosines[worst]))
+
+
+def test_each_text_alone_gives_the_batch_vector(bundled: Path) -> None:
+    """Padding to the longest text of a batch does not change a text's vector."""
+    texts: list[str] = REFERENCE["texts"]
+    embedder = load_embedder()
+    together = embedder.encode(texts)
+    alone = np.stack([embedder.encode([t])[0] for t in texts])
+    assert (together * alone).sum(axis=1).min() >= 0.99999
+
+
+def test_bundled_weights_are_all_minilm_l6_v2(bundled: Path) -> None:
+    digest = hashlib.sha256((bundled / "model.safetensors").read_bytes()).hexdigest()
+    assert digest == semantic.WEIGHTS_SHA256 == REFERENCE["safetensors_sha256"]
+
+
+def test_tokenizer_truncates_at_256_not_128(bundled: Path) -> None:
+    model = load_embedder().model
+    counts = [len(ids) for ids in model.tokenize(REFERENCE["texts"])]
+    expected = [min(n, 256) for n in REFERENCE["token_counts_untruncated"]]
+    assert counts == expected
+    assert any(128 < n < 256 for n in counts) and max(counts) == 256  # both limits tested
+    assert min(counts) == 2  # [CLS] [SEP]: no padding to a fixed length either
+
+
+def test_gelu_is_the_exact_erf_form() -> None:
+    from skilldeck.core.search.minilm import GELU_CHUNK, _gelu
+
+    x = np.linspace(-12.0, 12.0, GELU_CHUNK + 1001, dtype=np.float32)  # two chunks
+    exact = np.array([v * 0.5 * (1.0 + math.erf(v / math.sqrt(2.0))) for v in x.tolist()])
+    assert np.abs(_gelu(x) - exact).max() < 2e-6
+    tanh_form = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    assert np.abs(tanh_form - exact).max() > 1e-4  # the approximation would be caught
+
+
+def test_hugging_face_cache_folder_is_accepted(bundled: Path, tmp_path: Path) -> None:
+    """A sentence-transformers model in the HF cache layout gives the same id and vectors."""
+    snapshot = tmp_path / "models--sentence-transformers--all-MiniLM-L6-v2" / "snapshots" / "c0"
+    snapshot.mkdir(parents=True)
+    for item in bundled.iterdir():
+        (snapshot / item.name).symlink_to(item, target_is_directory=item.is_dir())
+    cached = load_embedder(snapshot.parent.parent)
+    default = load_embedder()
+    assert cached is not default and cached.model_id == default.model_id
+    assert cached.model_id.startswith("all-MiniLM-L6-v2@")
+    texts = REFERENCE["texts"][:5]
+    np.testing.assert_allclose(cached.encode(texts), default.encode(texts), atol=1e-6)
+
+
+def test_model_path_setting_and_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skilldeck.core.config import ENV_SEMANTIC_MODEL, load_settings
+
+    config = tmp_path / "config.toml"
+    config.write_text(f'semantic_model_path = "{tmp_path / "m"}"\n', encoding="utf-8")
+    assert load_settings(config).semantic_model_path == tmp_path / "m"
+    monkeypatch.setenv(ENV_SEMANTIC_MODEL, str(tmp_path / "env"))
+    settings = load_settings(config)
+    assert settings.semantic_model_path == tmp_path / "env"
+    assert settings.sources["semantic_model_path"] == ENV_SEMANTIC_MODEL
+    with pytest.raises(SemanticUnavailable, match=r"has no config\.json") as info:
+        load_embedder()  # the variable names the folder
+    assert info.value.reason == "model_missing"
+
+
+def test_missing_model_folder_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(SemanticUnavailable) as info:
+        load_embedder(tmp_path / "nowhere")
+    assert str(info.value) == f"semantic model folder {tmp_path / 'nowhere'} has no config.json"
+
+
+def _damaged(bundled: Path, folder: Path, weights: bytes) -> Path:
+    folder.mkdir()
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copy(bundled / name, folder / name)
+    (folder / "model.safetensors").write_bytes(weights)
+    return folder
+
+
+@pytest.mark.parametrize(
+    "weights", [b"not a safetensors file", b"\x08\x00\x00\x00\x00\x00\x00\x00{}      "]
+)
+def test_damaged_weights_are_a_clear_error(bundled: Path, tmp_path: Path, weights: bytes) -> None:
+    folder = _damaged(bundled, tmp_path / "bad", weights)
+    with pytest.raises(SemanticUnavailable, match="bad") as info:
+        load_embedder(folder)
+    assert info.value.reason in ("model_failed", "model_unsupported")
+
+
+def test_unsupported_architecture_names_the_problem(bundled: Path, tmp_path: Path) -> None:
+    if importlib.util.find_spec("sentence_transformers") is not None:
+        pytest.skip("sentence-transformers is installed: it would run this model")
+    folder = _damaged(bundled, tmp_path / "roberta", (bundled / "model.safetensors").read_bytes())
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "model_type": "roberta"}))
+    with pytest.raises(SemanticUnavailable, match="BERT") as info:
+        load_embedder(folder)
+    assert info.value.reason == "model_unsupported"
+
+
+def test_missing_extra_is_reported_as_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(semantic, "bundled_folder", lambda: None)
+    with pytest.raises(SemanticUnavailable, match="not installed") as info:
+        load_embedder()
+    assert info.value.reason == semantic.NOT_INSTALLED

@@ -1,0 +1,155 @@
+"""Skill vectors kept in the local store: a one-shot search over an unchanged catalog
+embeds only its query, a changed skill is the only one embedded again, and stored rows
+are keyed by model id and checked when read.
+
+Skips without the extra, unless ``SKILLDECK_REQUIRE_SEMANTIC=1`` (CI)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import write_skill
+from skilldeck.core.config import Settings
+from skilldeck.core.search import semantic, vectors
+from skilldeck.core.search.semantic import Embedder
+from skilldeck.core.store import PRUNE_AFTER_S, LocalStore
+from skilldeck.core.workspace import Workspace
+from skilldeck.core.workspace.oneshot import LazySkills
+
+SKILLS = {
+    "resume-tailor": "Tailor a resume to a job description. Use for job applications.",
+    "bread": "Bake sourdough bread at home. Use for baking.",
+    "k8s": "Write Kubernetes manifests. Use for cluster deployments.",
+    "grafana-dashboards": "Create Grafana dashboards for metrics.",
+    "postmortem-writing": "Write blameless postmortems after incidents.",
+}
+QUERY = "adjust my CV for this vacancy"
+
+
+@pytest.fixture(autouse=True)
+def _need_extra() -> None:
+    if semantic.extra_installed():
+        return
+    message = "semantic extra not installed (pip install -e '.[test,semantic]')"
+    if os.environ.get("SKILLDECK_REQUIRE_SEMANTIC") == "1":
+        pytest.fail(f"{message}, but SKILLDECK_REQUIRE_SEMANTIC=1", pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every batch of texts embedded, in order."""
+    seen: list[list[str]] = []
+    real = Embedder.encode
+
+    def counted(self: Embedder, texts: list[str]) -> np.ndarray:
+        seen.append(list(texts))
+        return real(self, texts)
+
+    monkeypatch.setattr(Embedder, "encode", counted)
+    return seen
+
+
+def _age(root: Path) -> None:
+    """Date the files 10 s back: a catalog fingerprint ignores files changed just now."""
+    when = time.time_ns() - 10_000_000_000
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, ns=(when, when))
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    base = tmp_path / "skills"
+    for name, description in SKILLS.items():
+        write_skill(base, name, description)
+    _age(base)
+    return base
+
+
+def _search(root: Path) -> tuple[Workspace, list[str]]:
+    """One command's search, as ``skilldeck search`` makes it (a new workspace)."""
+    workspace = Workspace(Settings(), [root], store=LocalStore.open())
+    response = workspace.search_once(QUERY, 3, semantic=True)
+    return workspace, [r.skill.name for r in response.results]
+
+
+def test_a_warm_search_embeds_only_the_query(root: Path, calls: list[list[str]]) -> None:
+    _, cold = _search(root)
+    assert cold[0] == "resume-tailor"
+    assert sorted(len(batch) for batch in calls) == [1, len(SKILLS)]
+    calls.clear()
+    workspace, warm = _search(root)
+    assert warm == cold
+    assert calls == [[QUERY]]
+    assert workspace.generation == 0  # the saved index answered: no catalog was built
+    index = workspace.quick_index("active", semantic=True)
+    assert index.semantic and index.embedded == 0
+    assert isinstance(index.skills, LazySkills) and len(index.skills.loaded) <= 3
+
+
+def test_a_changed_skill_is_the_only_one_embedded_again(root: Path, calls: list[list[str]]) -> None:
+    _search(root)
+    path = root / "bread" / "SKILL.md"
+    path.write_text(path.read_text().replace("sourdough bread", "rye bread"), encoding="utf-8")
+    _age(root)
+    calls.clear()
+    _search(root)
+    assert calls == [["bread: Bake rye bread at home. Use for baking."], [QUERY]]
+    calls.clear()
+    _search(root)
+    assert calls == [[QUERY]]
+
+
+def test_damaged_vector_rows_are_embedded_again(root: Path, calls: list[list[str]]) -> None:
+    _, cold = _search(root)
+    conn = LocalStore.open().connect()
+    conn.execute("UPDATE skill_vectors SET vector = X'0000803f'")  # one float: too short
+    calls.clear()
+    _, warm = _search(root)
+    assert warm == cold
+    assert sorted(len(batch) for batch in calls) == [1, len(SKILLS)]
+
+
+def test_vectors_are_kept_per_model_id(tmp_path: Path) -> None:
+    store = LocalStore.open(tmp_path / "home")
+    row = np.zeros(4, dtype=np.float32)
+    row[0] = 1.0
+    assert vectors.save(store, "model-a", {"k": row})
+    assert set(vectors.load(store, "model-a", ["k", "x"], 4)) == {"k"}
+    assert vectors.load(store, "model-b", ["k"], 4) == {}
+    assert vectors.load(store, "model-a", ["k"], 8) == {}  # another width: not this model
+    bad = np.full(4, np.nan, dtype=np.float32)
+    vectors.save(store, "model-a", {"nan": bad, "long": np.ones(4, dtype=np.float32)})
+    assert set(vectors.load(store, "model-a", ["k", "nan", "long"], 4)) == {"k"}
+
+
+def test_unused_vectors_are_pruned(tmp_path: Path) -> None:
+    store = LocalStore.open(tmp_path / "home")
+    row = np.array([1.0, 0.0], dtype=np.float32)
+    vectors.save(store, "m", {"k": row})
+    store.prune(time.time() + PRUNE_AFTER_S / 2)
+    assert set(vectors.load(store, "m", ["k"], 2)) == {"k"}
+    store.prune(time.time() + PRUNE_AFTER_S + 60)
+    assert vectors.load(store, "m", ["k"], 2) == {}
+
+
+def test_live_updates_embed_only_the_changed_skill(root: Path, calls: list[list[str]]) -> None:
+    """The TUI's path: a workspace that discovered, with embeddings switched on."""
+    from skilldeck.core.discovery.frontmatter import parse_skill_file
+
+    workspace = Workspace(Settings(), [root], store=LocalStore.open())
+    workspace.discover()
+    assert workspace.enable_semantic("all")
+    index = workspace.index("all")
+    assert index.embedded == len(SKILLS)
+    calls.clear()
+    path = write_skill(root, "soup", "Cook vegetable soup. Use for dinner.")
+    index.update(parse_skill_file(path, root=root))
+    assert calls == [["soup: Cook vegetable soup. Use for dinner."]]
+    assert index.semantic and index.search("make a vegetable broth").results[0].skill.name == "soup"
+    assert index.remove(path) and index.semantic and len(calls) == 2  # + the query
