@@ -102,8 +102,16 @@ def bench_oneshot(root: Path, runs: int) -> list[dict[str, object]]:
     return out
 
 
-def _typed(rng: random.Random, vocab: list[str], count: int) -> list[str]:
-    return [" ".join(rng.sample(vocab, rng.randint(2, 4))) for _ in range(count)]
+def _typed(rng: random.Random, descriptions: list[str], count: int) -> list[str]:
+    """Three consecutive words of a description, with a typo in the middle (as
+    ``bench_search``'s keystroke queries)."""
+    out = []
+    for _ in range(count):
+        words = rng.choice(descriptions).replace(".", "").split()
+        start = rng.randint(0, max(0, len(words) - 3))
+        query = " ".join(words[start : start + 3])
+        out.append(query[:-3] + query[-2] + query[-3] + query[-1] if len(query) > 6 else query)
+    return out
 
 
 def bench_keystroke(size: int, queries: int) -> dict[str, Any]:
@@ -117,7 +125,7 @@ def bench_keystroke(size: int, queries: int) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="bench-keys-") as tmp:
         root = Path(tmp)
-        vocab = _write_corpus(root, size)
+        descriptions = _write_corpus(root, size)
         skills = [parse_skill_file(p, root=root) for p in sorted(root.rglob("SKILL.md"))]
         index = SearchIndex.build(skills, semantic=False)
     embedder = load_embedder()
@@ -127,7 +135,7 @@ def bench_keystroke(size: int, queries: int) -> dict[str, Any]:
     keyed = dict(zip(index.vector_keys(), rows, strict=True))
     vectors.save(index.vector_store, embedder.model_id, keyed)
     assert index.enable_semantic() and index.embedded == 0, index.semantic_error
-    typed = _typed(random.Random(5), vocab, queries)
+    typed = _typed(random.Random(5), descriptions, queries)
     result: dict[str, Any] = {"size": size}
     for semantic in (True, False):
         times = []
@@ -162,11 +170,12 @@ def main() -> int:
     if "oneshot" in parts:
         root = Path(args.corpus)
         count = sum(1 for _ in root.rglob("SKILL.md"))
-        print(f"one-shot search over {root} ({count} skills), {args.runs} runs")
+        print(f"one-shot search over {root} ({count} skills), {args.runs} runs", flush=True)
         for row in bench_oneshot(root, args.runs):
             print(
                 f"  {row['label']:<45} p50 {row['p50']:.2f} s  p95 {row['p95']:.2f} s  "
-                f"peak RSS {row['rss']:.0f} MB  ({row['runs']} runs)"
+                f"peak RSS {row['rss']:.0f} MB  ({row['runs']} runs)",
+                flush=True,
             )
     if "keystroke" in parts:
         # a child process: the catalog and index RSS do not mix with the one-shot part
