@@ -19,6 +19,7 @@ import json
 import math
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -165,3 +166,53 @@ def test_missing_extra_is_reported_as_not_installed(monkeypatch: pytest.MonkeyPa
     with pytest.raises(SemanticUnavailable, match="not installed") as info:
         load_embedder()
     assert info.value.reason == semantic.NOT_INSTALLED
+
+
+def test_query_vectors_are_remembered(bundled: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = load_embedder()
+    batches: list[list[str]] = []
+    real = type(embedder).encode
+    monkeypatch.setattr(
+        type(embedder), "encode", lambda self, texts: batches.append(texts) or real(self, texts)
+    )
+    first = embedder.query("typing a query again")
+    again = embedder.query("typing a query again")
+    assert again is first and batches == [["typing a query again"]]
+    np.testing.assert_allclose(first, embedder.encode(["typing a query again"])[0])
+
+
+def test_other_models_run_through_sentence_transformers(
+    bundled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model the numpy engine does not run goes to sentence-transformers (a stand-in
+    here: the real one pulls torch), offline, with normalised rows."""
+    import importlib.machinery
+    import types
+
+    made: list[tuple[str, dict[str, object]]] = []
+
+    class FakeSentenceTransformer:
+        def __init__(self, path: str, **kw: object) -> None:
+            made.append((path, kw))
+
+        def get_sentence_embedding_dimension(self) -> int:
+            return 3
+
+        def encode(self, texts: list[str], **kw: object) -> np.ndarray:
+            assert kw["normalize_embeddings"] is True
+            return np.tile(np.array([0.0, 0.6, 0.8], dtype=np.float32), (len(texts), 1))
+
+    fake = types.ModuleType("sentence_transformers")
+    fake.__spec__ = importlib.machinery.ModuleSpec("sentence_transformers", None)
+    fake.SentenceTransformer = FakeSentenceTransformer  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "sentence_transformers", fake)
+    for variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TOKENIZERS_PARALLELISM"):
+        monkeypatch.delenv(variable, raising=False)  # restored after the test
+    folder = tmp_path / "roberta-model"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "roberta"}))
+    embedder = load_embedder(folder)
+    assert made == [(str(folder), {"device": "cpu", "local_files_only": True})]
+    assert embedder.model_id.startswith("roberta-model@") and embedder.model_id.endswith("+st")
+    assert embedder.encode(["a", "b"]).shape == (2, 3) and embedder.dim == 3
+    assert os.environ["HF_HUB_OFFLINE"] == "1"

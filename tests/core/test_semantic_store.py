@@ -2,7 +2,7 @@
 embeds only its query, a changed skill is the only one embedded again, and stored rows
 are keyed by model id and checked when read.
 
-Skips without the extra, unless ``SKILLDECK_REQUIRE_SEMANTIC=1`` (CI)."""
+The tests that embed skip without the extra, unless ``SKILLDECK_REQUIRE_SEMANTIC=1`` (CI)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ SKILLS = {
 QUERY = "adjust my CV for this vacancy"
 
 
-@pytest.fixture(autouse=True)
-def _need_extra() -> None:
+@pytest.fixture
+def extra() -> None:
     if semantic.extra_installed():
         return
     message = "semantic extra not installed (pip install -e '.[test,semantic]')"
@@ -42,8 +42,10 @@ def _need_extra() -> None:
 
 
 @pytest.fixture
-def calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Every batch of texts embedded, in order."""
+def calls(extra: None, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every batch of texts embedded, in order (queries are not remembered: each search
+    stands for a command of its own)."""
+    monkeypatch.setattr(Embedder, "query", lambda self, text: self.encode([text])[0])
     seen: list[list[str]] = []
     real = Embedder.encode
 

@@ -188,14 +188,15 @@ class EmbeddingSignal:
     def _semantic_signal(self, query: str) -> NDArray[np.float64] | None:
         if self._embeddings is None or self._embedder is None:
             return None
-        from skilldeck.core.search.semantic import SemanticUnavailable
+        from skilldeck.core.search.semantic import SemanticUnavailable, blas_threads
 
         try:
-            vector = self._embedder.encode([query])[0]
+            vector = self._embedder.query(query)
         except SemanticUnavailable as exc:
             self._semantic_fallback(str(exc), exc.reason)
             return None
-        cos = (self._embeddings @ vector).astype(np.float64)
+        with blas_threads():  # two threads: 0.3 ms at 10k, but 8-16 ms on a busy machine
+            cos = (self._embeddings @ vector).astype(np.float64)
         scaled: NDArray[np.float64] = np.clip((cos - SEM_LOW) / (SEM_HIGH - SEM_LOW), 0.0, 1.0)
         return scaled
 

@@ -15,9 +15,11 @@ Things that differ from a naive reading of the files (each cost a wrong vector o
 * GELU is the exact ``x * Phi(x)`` form (erf), not the tanh approximation; numpy has no
   erf, so :func:`_gelu` uses Abramowitz-Stegun 7.1.26 (absolute error < 1.5e-7).
 
-Measured on this 2-core machine (OpenBLAS 0.3.31, numpy 2.4): loading takes 0.12-0.2 s;
-a 10-word query embeds in 3-6 ms; the 372 corpus skills (name and description, 60 tokens
-on average) in ~2.5 s with two BLAS threads.
+Measured on this 2-core machine (OpenBLAS 0.3.31, numpy 2.4, one BLAS thread: see
+:data:`~skilldeck.core.search.semantic.BLAS_THREADS`): loading takes 0.12 s; a query of
+3-10 words embeds in 10-11 ms, 80% of it in the 24 matrix products; the 372 corpus skills
+(name and description, 66 tokens on average) in 7.4 s. sentence-transformers on torch took
+4.4 s to load.
 """
 
 from __future__ import annotations
@@ -92,10 +94,19 @@ def _gelu(x: F32) -> F32:
 
 
 def _layer_norm(x: F32, weight: F32, bias: F32, eps: float) -> F32:
-    mean = x.mean(axis=-1, keepdims=True)
-    centred = x - mean
-    var = np.mean(centred * centred, axis=-1, keepdims=True)
-    out: F32 = centred / np.sqrt(var + np.float32(eps)) * weight + bias
+    """Layer norm over the last axis, in place on a fresh array (ufunc reductions: the
+    ``mean`` wrappers cost 14 us a call, 0.3 ms of a 10 ms query)."""
+    width = np.float32(1.0 / x.shape[-1])
+    mean: F32 = np.add.reduce(x, axis=-1, keepdims=True)
+    mean *= width
+    out: F32 = x - mean
+    var: F32 = np.add.reduce(out * out, axis=-1, keepdims=True)
+    var *= width
+    var += np.float32(eps)
+    np.sqrt(var, out=var)
+    out /= var
+    out *= weight
+    out += bias
     return out
 
 
@@ -122,22 +133,37 @@ def pooling_mode(folder: Path) -> str:
     raise ModelError(f"pooling {', '.join(modes)} is not supported by the numpy engine")
 
 
+SMALL_BATCH = 256
+"""Below this many tokens :func:`_dense` computes ``(W @ x.T).T``: OpenBLAS then packs
+the few token rows, not the weights (12 weight matrices of a query of 10 tokens, one
+thread: 5.6 ms as ``x @ W.T``, 3.9 ms so; equal from ~400 tokens)."""
+
+
+def _dense(x: F32, weight: F32, bias: F32) -> F32:
+    """``x @ weight.T + bias`` for ``weight`` of shape (out, in), C-contiguous."""
+    if x.shape[0] < SMALL_BATCH:
+        out: F32 = np.ascontiguousarray((weight @ x.T).T)
+    else:
+        out = x @ weight.T
+    out += bias
+    return out
+
+
 class Layer:
-    """One encoder layer's weights, the attention projections fused (one matmul). The
-    matrices are kept as ``(in, out)`` views of the ``(out, in)`` tensors: BLAS takes the
-    transpose as it is (copying them cost 37 ms at load and was no faster)."""
+    """One encoder layer's weights, as stored: (out, in) matrices, the attention
+    projections fused into one (one matmul instead of three)."""
 
     def __init__(self, w: dict[str, F32], prefix: str) -> None:
         att = f"{prefix}attention."
         names = ("query", "key", "value")
-        self.qkv_w = np.concatenate([w[f"{att}self.{n}.weight"] for n in names]).T
+        self.qkv_w = np.concatenate([w[f"{att}self.{n}.weight"] for n in names])
         self.qkv_b = np.concatenate([w[f"{att}self.{n}.bias"] for n in names])
-        self.out_w = w[f"{att}output.dense.weight"].T
+        self.out_w = w[f"{att}output.dense.weight"]
         self.out_b = w[f"{att}output.dense.bias"]
         self.ln1 = (w[f"{att}output.LayerNorm.weight"], w[f"{att}output.LayerNorm.bias"])
-        self.up_w = w[f"{prefix}intermediate.dense.weight"].T
+        self.up_w = w[f"{prefix}intermediate.dense.weight"]
         self.up_b = w[f"{prefix}intermediate.dense.bias"]
-        self.down_w = w[f"{prefix}output.dense.weight"].T
+        self.down_w = w[f"{prefix}output.dense.weight"]
         self.down_b = w[f"{prefix}output.dense.bias"]
         self.ln2 = (w[f"{prefix}output.LayerNorm.weight"], w[f"{prefix}output.LayerNorm.bias"])
 
@@ -242,14 +268,14 @@ class MiniLM:
         """One encoder layer over ``x`` (``count * length`` tokens, flattened)."""
         width = x.shape[1]
         head = width // self.heads
-        qkv = (x @ layer.qkv_w + layer.qkv_b).reshape(count, length, 3, self.heads, head)
+        qkv = _dense(x, layer.qkv_w, layer.qkv_b).reshape(count, length, 3, self.heads, head)
         q, k, v = (qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
-        scores = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1.0 / math.sqrt(head)) + bias
+        scores: F32 = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1.0 / math.sqrt(head)) + bias
         scores -= scores.max(axis=-1, keepdims=True)
         np.exp(scores, out=scores)
         scores /= scores.sum(axis=-1, keepdims=True)
-        context = (scores @ v).transpose(0, 2, 1, 3).reshape(count * length, width)
-        x = _layer_norm(context @ layer.out_w + layer.out_b + x, *layer.ln1, self.eps)
-        up = _gelu(x @ layer.up_w + layer.up_b)
-        out: F32 = _layer_norm(up @ layer.down_w + layer.down_b + x, *layer.ln2, self.eps)
+        context: F32 = (scores @ v).transpose(0, 2, 1, 3).reshape(count * length, width)
+        x = _layer_norm(_dense(context, layer.out_w, layer.out_b) + x, *layer.ln1, self.eps)
+        up = _gelu(_dense(x, layer.up_w, layer.up_b))
+        out: F32 = _layer_norm(_dense(up, layer.down_w, layer.down_b) + x, *layer.ln2, self.eps)
         return out

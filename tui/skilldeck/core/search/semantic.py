@@ -25,6 +25,7 @@ import hashlib
 import importlib.util
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,9 +43,13 @@ BUNDLED = (
 )
 """Packages that ship the model's files, and where: the first one installed is used."""
 BLAS_THREADS = 1
-"""BLAS threads while embedding. Two threads on this 2-core machine: 372 skills in 6.1 s
-idle, but 33 s (and a 5 ms query in 530 ms) while another process kept one core busy, as
-the threads spin waiting for each other; one thread: 7.8 s and 13 ms under the same load."""
+"""BLAS threads while embedding. Measured on this 2-core machine (a 3-10 word query / the
+372 corpus skills): two threads, idle, 5.3 ms / 5.7 s; one thread 11 ms / 7.4 s. But
+while another process keeps one core busy two threads take 16 ms (p95 70 ms) against
+12 ms (p95 27 ms), and under heavier load 530 ms against 13 ms: the threads spin
+waiting for each other."""
+QUERY_CACHE = 256
+"""Query embeddings an :class:`Embedder` remembers."""
 ID_BYTES = 1 << 16
 """Bytes read from each end of the weights file for the model id."""
 
@@ -77,18 +82,34 @@ class Embedder:
         self.model_id = model_id
         self.dim = dim
         self._lock = threading.Lock()
+        self._queries: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
 
     def encode(self, texts: list[str]) -> NDArray[np.float32]:
         """Unit-length float32 embeddings, one row per text."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         try:
-            with self._lock, _blas_threads(BLAS_THREADS):
+            with self._lock, blas_threads():
                 vectors = self.model.encode(texts)
         except Exception as exc:  # the model may fail in many library-specific ways
             message = f"embedding failed: {type(exc).__name__}: {exc}"
             raise SemanticUnavailable(message, "embed_failed") from exc
         return np.asarray(vectors, dtype=np.float32)
+
+    def query(self, text: str) -> NDArray[np.float32]:
+        """The embedding of one query, remembered for the next :data:`QUERY_CACHE`
+        different ones (typing back and forth repeats queries)."""
+        with self._lock:
+            known = self._queries.get(text)
+            if known is not None:
+                self._queries.move_to_end(text)
+                return known
+        vector: NDArray[np.float32] = self.encode([text])[0]
+        with self._lock:
+            self._queries[text] = vector
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
+        return vector
 
 
 class _Unlimited:
@@ -99,21 +120,26 @@ class _Unlimited:
         return None
 
 
-def _blas_threads(count: int) -> Any:
-    """A context limiting BLAS to ``count`` threads (nothing without threadpoolctl)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return _Unlimited()
-    return threadpool_limits(limits=count, user_api="blas")
+_CONTROLLER: list[Any] = []
+
+
+def blas_threads(count: int = BLAS_THREADS) -> Any:
+    """A context limiting BLAS to ``count`` threads (nothing without threadpoolctl). The
+    controller is made once: making one per call cost ~1 ms (it lists the loaded
+    libraries), entering its limit ~7 us."""
+    if not _CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            return _Unlimited()
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=count, user_api="blas")
 
 
 def extra_installed() -> bool:
-    """Whether the default engine and model can be imported (without importing them)."""
-    found = importlib.util.find_spec
-    return all(found(m) is not None for m in ("tokenizers", "safetensors")) and any(
-        found(package) is not None for package, _ in BUNDLED
-    )
+    """Whether the default engine and model are installed (nothing is imported)."""
+    engine = all(importlib.util.find_spec(m) is not None for m in ("tokenizers", "safetensors"))
+    return engine and bundled_folder() is not None
 
 
 def bundled_folder() -> Path | None:
