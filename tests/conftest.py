@@ -85,3 +85,16 @@ def allowlist_line(skill_dir: Path, path: str, name: str | None = None) -> str:
     from skilldeck.core.execution import snapshot_skill
 
     return line(f"{name or skill_dir.name}/{path}", snapshot_skill(skill_dir).digest)
+
+
+def need_semantic_extra() -> None:
+    """Skip unless the ``semantic`` extra is installed; fail instead where CI installed it
+    (``SKILLDECK_REQUIRE_SEMANTIC=1``)."""
+    from skilldeck.core.search import semantic
+
+    if semantic.extra_installed():
+        return
+    message = "semantic extra not installed (pip install -e '.[test,semantic]')"
+    if os.environ.get("SKILLDECK_REQUIRE_SEMANTIC") == "1":
+        pytest.fail(f"{message}, but SKILLDECK_REQUIRE_SEMANTIC=1", pytrace=False)
+    pytest.skip(message)

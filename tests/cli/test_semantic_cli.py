@@ -18,18 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_skill
+from conftest import need_semantic_extra, write_skill
 from skilldeck.cli.main import main
 from skilldeck.core.search import semantic
-
-
-def _need_extra() -> None:
-    if semantic.extra_installed():
-        return
-    message = "semantic extra not installed (pip install -e '.[test,semantic]')"
-    if os.environ.get("SKILLDECK_REQUIRE_SEMANTIC") == "1":
-        pytest.fail(f"{message}, but SKILLDECK_REQUIRE_SEMANTIC=1", pytrace=False)
-    pytest.skip(message)
 
 
 @pytest.fixture
@@ -54,7 +45,7 @@ def test_search_with_embeddings_finds_skills(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """It printed "no skills found (check --root)" for every query."""
-    _need_extra()
+    need_semantic_extra()
     for _run_number in range(3):  # cold (embeds the skills), then warm (the saved index)
         code, out, err = _run(capsys, "--root", str(root), "search", "adjust my CV")
         assert code in (0, 1), err
@@ -73,7 +64,7 @@ def test_search_stdin_with_embeddings(
 ) -> None:
     """``search -`` returned empty results when the quick saved-index path skipped
     discovery."""
-    _need_extra()
+    need_semantic_extra()
     for _run_number in range(2):
         monkeypatch.setattr(sys, "stdin", io.StringIO("adjust my CV\n\ngrafana metrics\n"))
         argv = ["--root", str(root), "search", "-", "--limit", "2", "--explain"]

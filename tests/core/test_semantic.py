@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import need_semantic_extra
 from skilldeck.core.search import semantic
 from skilldeck.core.search.semantic import SemanticUnavailable, load_embedder
 
@@ -33,18 +34,9 @@ REFERENCE = json.loads((DATA / "minilm_reference.json").read_text(encoding="utf-
 MIN_COSINE = 0.9999
 
 
-def _need_extra() -> None:
-    if semantic.extra_installed():
-        return
-    message = "semantic extra not installed (pip install -e '.[test,semantic]')"
-    if os.environ.get("SKILLDECK_REQUIRE_SEMANTIC") == "1":
-        pytest.fail(f"{message}, but SKILLDECK_REQUIRE_SEMANTIC=1", pytrace=False)
-    pytest.skip(message)
-
-
 @pytest.fixture
 def bundled() -> Path:
-    _need_extra()
+    need_semantic_extra()
     folder = semantic.bundled_folder()
     assert folder is not None
     return folder

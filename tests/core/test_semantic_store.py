@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import write_skill
+from conftest import need_semantic_extra, write_skill
 from skilldeck.core.config import Settings
-from skilldeck.core.search import semantic, vectors
+from skilldeck.core.search import vectors
 from skilldeck.core.search.semantic import Embedder
 from skilldeck.core.store import PRUNE_AFTER_S, LocalStore
 from skilldeck.core.workspace import Workspace
@@ -33,12 +33,7 @@ QUERY = "adjust my CV for this vacancy"
 
 @pytest.fixture
 def extra() -> None:
-    if semantic.extra_installed():
-        return
-    message = "semantic extra not installed (pip install -e '.[test,semantic]')"
-    if os.environ.get("SKILLDECK_REQUIRE_SEMANTIC") == "1":
-        pytest.fail(f"{message}, but SKILLDECK_REQUIRE_SEMANTIC=1", pytrace=False)
-    pytest.skip(message)
+    need_semantic_extra()
 
 
 @pytest.fixture
