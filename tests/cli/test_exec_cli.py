@@ -272,3 +272,13 @@ def test_session_show_lists_files_changed_since_the_approval(setup: tuple[Path, 
     text = run(home, *base, "session", "show", sid).stdout
     assert "changed since Script(demo/scripts/hello.py@skill-sha256:" in text
     assert "added    scripts/helper.py" in text
+
+
+def test_config_never_prints_the_database_password(setup: tuple[Path, Path]) -> None:
+    _, home = setup
+    url = "postgresql://bob:s3cret-pw@db.internal:5432/skilldeck?password=other-pw"
+    data = run_json(home, "config", SKILLDECK_SESSIONS_URL=url)
+    shown = data["settings"]["sessions_url"]["value"]
+    assert shown == "postgresql://bob:***@db.internal:5432/skilldeck?password=***"
+    text = run(home, "config", SKILLDECK_SESSIONS_URL=url).stdout
+    assert "s3cret" not in text and "other-pw" not in text and "bob:***@db.internal" in text

@@ -360,3 +360,27 @@ def test_an_installed_allowlist_and_pth_file_are_shown_and_grant_nothing(
         execute(load_settings(), skill, "scripts/extract.sh", [])
     assert caught.value.details["reason"] == "not_allowed"
     assert any("ALLOWLIST.txt: ignored" in n for n in caught.value.details["notices"])
+
+
+@pytest.mark.parametrize(
+    ("name", "subpath"),
+    [("../../../victim.txt", "."), ("..", "."), ("Bad_Name", "."), ("ok-name", "../../etc")],
+)
+def test_a_hand_edited_lock_entry_is_refused_and_nothing_is_deleted(
+    tmp_path: Path, root: Path, name: str, subpath: str
+) -> None:
+    victim = tmp_path / "project" / "victim.txt"
+    victim.parent.mkdir(parents=True)
+    victim.write_text("keep me\n", encoding="utf-8")
+    (root / "ok-name").mkdir(parents=True)
+    lock_text = (
+        f'version = 1\n\n[skills."{name}"]\nsource = "https://x.example/r.git"\n'
+        f'subpath = "{subpath}"\n'
+    )
+    (root.parent / "skills-lock.toml").write_text(lock_text, encoding="utf-8")
+    with pytest.raises(SkilldeckError) as caught:
+        remove_installed(read_lock(root), name)
+    assert caught.value.details["reason"] == "bad_lock_entry"
+    assert "fix or delete that entry" in caught.value.message
+    assert victim.read_text(encoding="utf-8") == "keep me\n"
+    assert (root / "ok-name").is_dir()

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import tomllib
+import urllib.parse
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -276,6 +278,21 @@ def _env_number(settings: Settings, name: str, attr: str, kind: type[int] | type
     settings.sources[attr] = name
 
 
+def masked_url(url: str) -> str:
+    """``url`` with any password shown as ``***`` (in the user part or as a
+    ``password=`` parameter): settings are printed, secrets never are."""
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}:***@{host}" if ":" in userinfo else f"{user}@{host}"
+    query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+    if (netloc, query) == (parts.netloc, parts.query):
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
 def effective_settings(settings: Settings) -> list[tuple[str, Any, str]]:
     """Every setting as ``(name, value, source)``; source is ``default``, the config file
     or the environment variable that set it (``skilldeck config``)."""
@@ -284,7 +301,9 @@ def effective_settings(settings: Settings) -> list[tuple[str, Any, str]]:
         if item.name in _INTERNAL_FIELDS:
             continue
         value = getattr(settings, item.name)
-        if isinstance(value, Path):
+        if item.name == "sessions_url" and value:
+            value = masked_url(str(value))
+        elif isinstance(value, Path):
             value = str(value)
         elif isinstance(value, list):
             value = [str(v) for v in value]

@@ -23,7 +23,7 @@ import stat
 import tempfile
 import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 
@@ -114,8 +114,32 @@ def read_lock(root: Path) -> Lockfile:
         if not isinstance(row, dict) or not isinstance(row.get("source"), str):
             raise SkilldeckError(ErrorCode.INVALID_PARAM, f"{path}: skill {name!r} has no source")
         values = {k: str(row.get(k, "")) for k in ("ref", "commit", "subpath", "sha256")}
+        _check_entry(path, name, values["subpath"])
         lock.entries[name] = LockEntry(name, row["source"], **values)
     return lock
+
+
+def _check_entry(path: Path, name: str, subpath: str) -> None:
+    """Refuse an entry whose name is no skill name (it names a folder under the skills root
+    that ``remove`` and ``update`` replace or delete: ``../../victim`` must never reach
+    them) or whose subpath leaves its source.
+
+    Raises:
+        SkilldeckError: INVALID_PARAM (reason ``bad_lock_entry``) saying which entry.
+    """
+    from skilldeck.core.validate import name_problems
+
+    problems = [message for _, message in name_problems(name)]
+    sub = PurePosixPath(subpath or ".")
+    if sub.is_absolute() or ".." in sub.parts or "\\" in subpath:
+        problems.append(f"subpath {subpath!r} leaves the source")
+    if problems:
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"{path}: entry [skills.{json.dumps(name)}] is refused ({'; '.join(problems)}); "
+            "nothing was changed: fix or delete that entry by hand",
+            reason="bad_lock_entry",
+        )
 
 
 def _toml_string(text: str) -> str:
