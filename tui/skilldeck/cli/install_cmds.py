@@ -28,6 +28,11 @@ def register(sub: Any) -> None:
     p.add_argument("source", help="git URL (https, ssh, file://), local repository or folder")
     p.add_argument("--skill", action="append", default=[], metavar="NAME", help="only this one")
     p.add_argument("--ref", default="", help="branch, tag or commit (default: the remote HEAD)")
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace a same-named skill installed from another source (shown as an update)",
+    )
     _common(p, yes=True)
     p.set_defaults(func=cmd_add)
 
@@ -170,10 +175,18 @@ def _select(found: list[Candidate], names: list[str], source: str) -> list[Candi
 def _add_one(
     ctx: CliContext, args: argparse.Namespace, lock: Lockfile, c: Candidate, commit: str, fmt: str
 ) -> dict[str, Any]:
-    from skilldeck.core.install import blockers, install
+    from skilldeck.core.install import blockers, install, source_switch
 
     record: dict[str, Any] = {**c.review.to_dict(), "subpath": c.subpath, "reasons": []}
-    reasons = blockers(c, lock, force=args.force)
+    reasons = blockers(c, lock, force=args.force, source=args.source, replace=args.replace)
+    switch = source_switch(lock, c, args.source, commit) if not reasons else None
+    if switch is not None:
+        record["replaces"] = switch.to_dict()
+        if fmt == "text":
+            ctx.echo(
+                ctx.paint(f"{c.review.name} replaces the copy from {switch.entry.source}:", "bold")
+            )
+            _show_plan(ctx, switch)
     if reasons:
         record.update(action="refused", reasons=reasons)
         for reason in reasons:

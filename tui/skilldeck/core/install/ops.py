@@ -101,10 +101,20 @@ def candidates(
     return found
 
 
-def blockers(candidate: Candidate, lock: Lockfile, *, force: bool) -> list[str]:
-    """Why ``candidate`` must not be installed ([] when it may)."""
+def blockers(
+    candidate: Candidate, lock: Lockfile, *, force: bool, source: str = "", replace: bool = False
+) -> list[str]:
+    """Why ``candidate`` (from ``source``) must not be installed ([] when it may). A skill
+    installed from another source is never replaced silently: only with ``replace``, after
+    :func:`source_switch` has shown what changes."""
     review = candidate.review
     reasons = list(review.refused)
+    locked_from = lock.entries[review.name].source if review.name in lock.entries else None
+    if source and locked_from not in (None, source) and not replace:
+        reasons.append(
+            f"it is installed from {locked_from}; adding it from {source} would replace it "
+            "(use --replace to switch sources: the diff and new findings are shown first)"
+        )
     if review.errors and not force:
         reasons.append(f"{len(review.errors)} error finding(s) (use --force to install anyway)")
     if candidate.existing == "unlocked" and not force:
@@ -269,6 +279,24 @@ def _plan(
     plan = UpdatePlan(entry, state, commit, Candidate(new, entry.subpath, "locked"))
     plan.changes = diff_trees(installed if state != "missing" else None, folder)
     plan.added, plan.removed = finding_delta(old, new)
+    return plan
+
+
+def source_switch(
+    lock: Lockfile, candidate: Candidate, source: str, commit: str
+) -> UpdatePlan | None:
+    """What installing ``candidate`` from ``source`` over the same-named skill installed
+    from another source would change, as an update plan (None when it is no switch)."""
+    name = candidate.review.name
+    entry = lock.entries.get(name)
+    if entry is None or entry.source == source:
+        return None
+    installed = lock.root / name
+    state = state_of(lock, entry)
+    old = review_skill(installed) if state != "missing" else None
+    plan = UpdatePlan(entry, state, commit, candidate)
+    plan.changes = diff_trees(installed if state != "missing" else None, candidate.review.folder)
+    plan.added, plan.removed = finding_delta(old, candidate.review)
     return plan
 
 
