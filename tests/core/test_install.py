@@ -100,7 +100,7 @@ def test_add_installs_copies_and_writes_the_lock(repo: Path, root: Path) -> None
     assert entry["sha256"] == tree_hash(root / "pdf-tools")
     assert sorted(data["skills"]) == ["csv-tools", "pdf-tools"]
     assert [s.state for s in check(read_lock(root))] == ["ok", "ok"]
-    assert list(root.parent.glob(".skilldeck-staging-*")) == []
+    assert list((root.parent / ".skilldeck-staging").glob("stage-*")) == []
 
 
 def test_lock_round_trips_odd_text(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_an_interrupted_update_loses_nothing(
         apply_update(lock, plans[0])
     assert lock_file.read_bytes() == before_lock
     assert tree_hash(root / "pdf-tools") == before_hash
-    assert list(root.parent.glob(".skilldeck-staging-*")) == []
+    assert list((root.parent / ".skilldeck-staging").glob("stage-*")) == []
     assert [s.state for s in check(read_lock(root))] == ["ok", "ok"]
 
 
@@ -217,6 +217,16 @@ def test_a_killed_update_leaves_the_old_version(repo: Path, root: Path) -> None:
     assert done.returncode == -9
     assert (root.parent / "skills-lock.toml").read_bytes() == before
     assert [s.state for s in check(read_lock(root))] == ["ok", "ok"]
+    known = root.parent / ".skilldeck-staging"
+    assert list(known.glob("stage-*")), "the killed run's stage is left behind"
+    assert (known / ".gitignore").read_text(encoding="utf-8") == "*\n"
+    from skilldeck.core.config import cache_dir
+
+    assert list((cache_dir() / "staging").glob("update-*"))  # the fetched sources too
+    with prepared_updates(read_lock(root)) as plans:  # the next run sweeps both
+        apply_update(read_lock(root), plans[-1])
+    assert list(known.glob("stage-*")) == []
+    assert list((cache_dir() / "staging").glob("update-*")) == []
 
 
 def test_review_refuses_escaping_symlinks_big_files_and_bad_names(tmp_path: Path) -> None:

@@ -340,3 +340,10 @@ def test_a_run_reports_its_sandbox_level(exec_on: Settings, tmp_path: Path) -> N
     result = run_skill_file(pinned, "run.py", [], 20)
     assert result.sandbox == sandbox_level().level
     assert result.network_isolated == sandbox_level().network_isolated
+
+
+def test_a_nul_in_the_script_path_is_a_bad_parameter(exec_on: Settings, tmp_path: Path) -> None:
+    skill = make(tmp_path / "skills", {"run.py": "print('ran')\n"})
+    with pytest.raises(SkilldeckError) as caught:
+        execute(exec_on, skill, "run.py\x00.txt", [])
+    assert caught.value.code.value == "INVALID_PARAM"

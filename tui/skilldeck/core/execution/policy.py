@@ -87,7 +87,8 @@ def resolve_script(skill: Skill, script: str) -> ExecRequest:
             folder breaks the confinement rule; NOT_FOUND when missing.
     """
     rel = PurePosixPath(script.replace("\\", "/"))
-    if not script or rel.is_absolute() or ".." in rel.parts or str(rel) in (".", ""):
+    bad = "\x00" in script or rel.is_absolute() or ".." in rel.parts
+    if not script or bad or str(rel) in (".", ""):
         raise SkilldeckError(
             ErrorCode.INVALID_PARAM,
             f"script {script!r} must be a relative path inside the skill folder",

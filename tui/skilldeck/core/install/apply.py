@@ -1,7 +1,7 @@
 """Atomic installs: stage a copy beside the skills folder, then swap it in by renaming.
 
-The staging folder (``.skilldeck-staging-*`` beside the skills root, so on the same file
-system) holds the new copy until it is complete and hashed. The swap renames the current
+The stage (in ``.skilldeck-staging`` beside the skills root, so on the same file system;
+:mod:`.staging`) holds the new copy until it is complete and hashed. The swap renames the current
 version aside, renames the new one in, writes the lockfile, and only then deletes the old
 version; any failure or interruption (KeyboardInterrupt included) before that puts the old
 version back and leaves the lockfile as it was.
@@ -11,26 +11,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.install.lock import LockEntry, Lockfile, read_lock, tree_hash, write_lock
-
-STAGING_PREFIX = ".skilldeck-staging-"
+from skilldeck.core.install.staging import KNOWN, stage
 
 
 @contextmanager
 def staging_area(root: Path) -> Iterator[Path]:
-    """A temporary folder beside ``root`` (same file system), removed on exit."""
-    root.parent.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=root.parent))
-    try:
+    """A stage beside ``root`` (same file system), removed on exit (:mod:`.staging`)."""
+    with stage(root.parent / KNOWN, "stage") as folder:
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def copy_skill(source: Path, dest: Path) -> None:

@@ -7,14 +7,13 @@ judges with :mod:`~skilldeck.core.install.review` and writes with
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skilldeck.core.config import cache_dir
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.install.apply import install_folder
 from skilldeck.core.install.git import Fetched, fetch_source, remote_commit
@@ -28,6 +27,7 @@ from skilldeck.core.install.review import (
     finding_delta,
     review_skill,
 )
+from skilldeck.core.install.staging import stage
 
 if TYPE_CHECKING:
     from skilldeck.core.tools import ToolRegistry
@@ -52,12 +52,9 @@ def target_root(to: str | None, cwd: Path | None = None) -> Path:
 
 @contextmanager
 def fetched(source: str, ref: str | None) -> Iterator[Fetched]:
-    """``source`` at ``ref`` in a temporary folder, removed on exit."""
-    tmp = Path(tempfile.mkdtemp(prefix="skilldeck-fetch-"))
-    try:
+    """``source`` at ``ref`` in a stage of Skilldeck's cache, removed on exit."""
+    with stage(cache_dir() / "staging", "fetch") as tmp:
         yield fetch_source(source, ref or None, tmp / "src")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @dataclass(slots=True)
@@ -249,7 +246,7 @@ def prepared_updates(
     for name in wanted:
         if name not in lock.entries:
             raise SkilldeckError(ErrorCode.NOT_FOUND, f"{name} is not in {lock.path}")
-    with tempfile.TemporaryDirectory(prefix="skilldeck-update-") as tmp:
+    with stage(cache_dir() / "staging", "update") as tmp:
         plans: list[UpdatePlan] = []
         cache: dict[tuple[str, str], Fetched] = {}
         for name in wanted:
