@@ -116,12 +116,17 @@ def _local_repo(source: str) -> bool:
     return path.is_dir() and (path / ".git").exists()
 
 
+_NO_GIT = shutil.ignore_patterns(".git")
+
+
 def fetch_source(source: str, ref: str | None, dest: Path) -> Fetched:
     """Bring ``source`` at ``ref`` into ``dest`` (an empty folder) and say which commit.
 
     A URL or a local repository is cloned (all refs, no submodules, no hooks) and ``ref``
-    (a branch, tag or SHA; default the remote HEAD) checked out detached. A local folder
-    that is not a repository is used in place, with no commit.
+    (a tag, branch or SHA; a tag wins over a branch of the same name, as in
+    :func:`remote_commit`; default the remote HEAD) checked out detached. A local folder
+    that is not a repository is copied into ``dest`` (no commit), so what is reviewed and
+    installed are the same bytes even if the folder changes meanwhile.
 
     Raises:
         SkilldeckError: NOT_FOUND for a missing local source, EXECUTION_ERROR when git fails,
@@ -138,14 +143,15 @@ def fetch_source(source: str, ref: str | None, dest: Path) -> Fetched:
             raise SkilldeckError(
                 ErrorCode.INVALID_PARAM, f"{source} is not a git repository: --ref cannot apply"
             )
-        return Fetched(path.resolve(), None)
+        shutil.copytree(path, dest, symlinks=True, dirs_exist_ok=True, ignore=_NO_GIT)
+        return Fetched(dest, None)
     where = source if is_url(source) else str(Path(source).expanduser().resolve())
     run_git(
         ["clone", "--quiet", "--no-checkout", "--no-recurse-submodules", "--", where, str(dest)]
     )
     target = ref or "HEAD"
     if ref and not is_sha(ref):
-        for candidate in (f"origin/{ref}", f"refs/tags/{ref}", ref):
+        for candidate in (f"refs/tags/{ref}", f"origin/{ref}", ref):  # as remote_commit: tags first
             try:
                 run_git(["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], dest)
             except SkilldeckError:
