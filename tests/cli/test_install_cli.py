@@ -188,3 +188,28 @@ def test_a_same_named_skill_from_another_source_is_not_a_silent_replace(
     code, out, _ = run(capsys, "add", other.as_uri(), "--to", "project", "--replace", "--yes")
     assert code == 0, out
     assert other.as_uri() in lock.read_text(encoding="utf-8")
+
+
+def test_github_shorthand_maps_to_a_repository_url(
+    repo: Path,
+    project: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``owner/repo/path@ref``, as other skill installers accept it, through a ``file://``
+    base standing in for GitHub (the same code path)."""
+    hosted = tmp_path / "hub" / "acme"
+    hosted.mkdir(parents=True)
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(hosted / "skills.git"))
+    monkeypatch.setenv("SKILLDECK_GITHUB_BASE", (tmp_path / "hub").as_uri())
+    code, out, err = run(
+        capsys, "add", "acme/skills/skills/beta@v1", "--to", "project", "--yes", "--format", "json"
+    )
+    assert code == 0, (out, err)
+    assert "GitHub shorthand for" in err
+    data = json.loads(out)
+    assert [s["name"] for s in data["skills"]] == ["beta"]
+    lock = (project / ".agents" / "skills-lock.toml").read_text(encoding="utf-8")
+    assert f'source = "{(tmp_path / "hub").as_uri()}/acme/skills.git"' in lock
+    assert 'ref = "v1"' in lock

@@ -134,14 +134,20 @@ def _show_diff(ctx: CliContext, text: str) -> None:
 def cmd_add(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck add SOURCE``."""
     from skilldeck.core.install import candidates, fetched
-    from skilldeck.core.install.git import is_url
+    from skilldeck.core.install.git import is_url, parse_shorthand
 
     fmt = ctx.output_format(("text", "json"))
     lock = _lock(ctx, args.to, must_exist=False)
-    if not is_url(args.source) and not args.source.startswith("-"):
+    short = parse_shorthand(args.source)
+    if short is not None:
+        ctx.warn(f"{args.source}: GitHub shorthand for {short.url}")
+        args.source, args.ref = short.url, args.ref or short.ref
+    elif not is_url(args.source) and not args.source.startswith("-"):
         args.source = str(Path(args.source).expanduser().resolve())  # lock an absolute path
+    inside = short.subpath if short is not None else ""
     with fetched(args.source, args.ref) as fetch:
         found = candidates(fetch, lock, profile=ctx.profile, registry=_registry(ctx))
+        found = [c for c in found if not inside or f"{c.subpath}/".startswith(f"{inside}/")]
         chosen = _select(found, args.skill, args.source)
         if fmt == "text":
             ctx.echo(

@@ -60,6 +60,43 @@ def is_url(source: str) -> bool:
     return bool(_URL.match(source))
 
 
+GITHUB = "https://github.com"
+"""Where ``owner/repo`` shorthand points (``SKILLDECK_GITHUB_BASE`` overrides it, e.g. a
+mirror or, in tests, a ``file://`` folder)."""
+_SHORTHAND = re.compile(
+    r"(?P<owner>[A-Za-z0-9][A-Za-z0-9_.-]*)/(?P<repo>[A-Za-z0-9][A-Za-z0-9_.-]*)"
+    r"(?P<path>(?:/[A-Za-z0-9_.-]+)*)(?:@(?P<ref>[^\s@]+))?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Shorthand:
+    """``owner/repo[/path][@ref]`` as a git source.
+
+    Attributes:
+        url: The repository's URL.
+        subpath: The folder inside it to install from ('' for all of it).
+        ref: The ref asked for ('' for the default branch).
+    """
+
+    url: str
+    subpath: str
+    ref: str
+
+
+def parse_shorthand(source: str) -> Shorthand | None:
+    """The GitHub shorthand ``owner/repo[/path][@ref]`` other skill installers accept, or
+    None when ``source`` is no such shorthand (a URL, or a local folder that exists)."""
+    found = _SHORTHAND.fullmatch(source)
+    if found is None or is_url(source) or Path(source).expanduser().exists():
+        return None
+    if ".." in found.group("path").split("/"):
+        return None
+    base = os.environ.get("SKILLDECK_GITHUB_BASE", GITHUB).rstrip("/")
+    url = f"{base}/{found.group('owner')}/{found.group('repo').removesuffix('.git')}.git"
+    return Shorthand(url, found.group("path").strip("/"), found.group("ref") or "")
+
+
 def is_sha(ref: str) -> bool:
     """True when ``ref`` is a full commit SHA (a pin that never moves)."""
     return bool(_SHA.match(ref))
