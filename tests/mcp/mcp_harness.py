@@ -63,10 +63,23 @@ def cli(home: Path, *args: str) -> str:
     return proc.stdout
 
 
-def start_http(root: Path, home: Path) -> tuple[subprocess.Popen[str], str]:
-    """A ``serve --http 127.0.0.1:0`` subprocess and the URL it says it listens on."""
+def http_transport(url: str, home: Path, token: str | None = None) -> Any:
+    """A streamable-HTTP client transport for ``url`` sending the server's bearer token
+    (read from ``home``, where ``serve --http`` keeps it, unless ``token`` is given)."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    token = token or (home / "mcp-token").read_text(encoding="utf-8").strip()
+    headers = {"Authorization": f"Bearer {token}"}
+    return streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers))
+
+
+def start_http(
+    root: Path, home: Path, host: str = "127.0.0.1", *extra: str
+) -> tuple[subprocess.Popen[str], str]:
+    """A ``serve --http HOST:0`` subprocess and the URL it says it listens on."""
     proc = subprocess.Popen(
-        [sys.executable, *serve_args(root, "--http", "127.0.0.1:0")],
+        [sys.executable, *serve_args(root, "--http", f"{host}:0", *extra)],
         env=server_env(home),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

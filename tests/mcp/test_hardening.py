@@ -28,6 +28,7 @@ from mcp_harness import (
     RawServer,
     ServerClient,
     error_code,
+    http_transport,
     make_home,
     start_http,
     text_of,
@@ -344,7 +345,9 @@ def test_both_transports_advertise_and_send_resource_list_changes(root: Path, ho
             seen.append(message)
 
     async def session() -> bool | None:
-        async with Client(url, mode="legacy", message_handler=on_message) as client:
+        async with Client(
+            http_transport(url, home), mode="legacy", message_handler=on_message
+        ) as client:
             caps = client.server_capabilities
             assert caps is not None and caps.resources is not None
             await client.call_tool("list_skills", {})

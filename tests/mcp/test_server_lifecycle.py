@@ -16,6 +16,7 @@ import pytest
 from mcp_harness import (
     RawServer,
     ServerClient,
+    http_transport,
     make_home,
     serve_args,
     server_env,
@@ -187,7 +188,7 @@ def test_http_transport_gives_each_client_a_session(root: Path, home: Path) -> N
 
     async def one(mode: str, name: str) -> tuple[str, str]:
         info = types.Implementation(name=name, version="1")
-        async with Client(url, mode=mode, client_info=info) as client:
+        async with Client(http_transport(url, home), mode=mode, client_info=info) as client:
             tools = await client.list_tools()
             assert len(tools.tools) == 7
             result = await client.call_tool("load_skill", {"name": "git-history"})

@@ -31,6 +31,12 @@ def register(sub: Any) -> None:
         "(loopback hosts only; port 0 picks a free port)",
     )
     parser.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="with --http: accept requests without the bearer token (any local user and "
+        "any web page that reaches the port can then call the server)",
+    )
+    parser.add_argument(
         "--mode",
         choices=MODES,
         help="policy mode of the sessions created (default: config session_mode)",
@@ -88,4 +94,4 @@ def run_serve(args: argparse.Namespace, ctx: CliContext) -> int:
     )
     from skilldeck.mcp.transport import run
 
-    return run(service, http)
+    return run(service, http, auth=not args.no_auth)

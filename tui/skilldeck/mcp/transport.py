@@ -28,6 +28,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.mcp.http_guard import HttpGuard, load_token, token_path
 from skilldeck.mcp.log import log
 from skilldeck.mcp.server import SkilldeckMCP
 from skilldeck.mcp.service import SkillService
@@ -250,14 +251,19 @@ def _warm_index(service: SkillService) -> None:
 
 
 async def serve_http(
-    app: SkilldeckMCP, host: str, port: int, ready: Callable[[str], None] | None = None
+    app: SkilldeckMCP,
+    host: str,
+    port: int,
+    ready: Callable[[str], None] | None = None,
+    token: str | None = None,
 ) -> int:
-    """Serve streamable HTTP at ``http://host:port/mcp`` until SIGTERM/SIGINT."""
+    """Serve streamable HTTP at ``http://host:port/mcp`` until SIGTERM/SIGINT, behind
+    :class:`~skilldeck.mcp.http_guard.HttpGuard` (``token`` None: no bearer token)."""
     import uvicorn
 
-    starlette_app = app.server.streamable_http_app(host=host)
+    guarded = HttpGuard(app.server.streamable_http_app(host=host), host, token)
     config = uvicorn.Config(
-        starlette_app, host=host, port=port, log_level="warning", lifespan="on", access_log=False
+        guarded, host=host, port=port, log_level="warning", lifespan="on", access_log=False
     )
 
     class _Server(uvicorn.Server):
@@ -298,6 +304,16 @@ async def serve_http(
     return 0
 
 
+def _announce_token() -> str:
+    """The bearer token; shown on stderr only when it was just made."""
+    token, created = load_token()
+    if created:
+        log(f"bearer token (shown once; kept in {token_path()}, mode 0600): {token}")
+    else:
+        log(f"clients send 'Authorization: Bearer <token>'; the token is in {token_path()}")
+    return token
+
+
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
@@ -312,8 +328,9 @@ def _bound_port(server: Any, default: int) -> int:
     return default
 
 
-def run(service: SkillService, http: tuple[str, int] | None = None) -> int:
-    """Run the server on stdio, or on streamable HTTP when ``http`` is given."""
+def run(service: SkillService, http: tuple[str, int] | None = None, *, auth: bool = True) -> int:
+    """Run the server on stdio, or on streamable HTTP when ``http`` is given (with a
+    bearer token unless ``auth`` is False)."""
     app = SkilldeckMCP(service, transport="http" if http else "stdio")
     try:
         if http is None:
@@ -322,11 +339,14 @@ def run(service: SkillService, http: tuple[str, int] | None = None) -> int:
             code = anyio.run(serve_stdio, app)
         else:
             host, port = http
+            token = _announce_token() if auth else None
+            if not auth:
+                log("WARNING: --no-auth: any local user or page that reaches the port can call it")
 
             def ready(url: str) -> None:
                 log(f"listening on {url}")
 
-            code = anyio.run(serve_http, app, host, port, ready)
+            code = anyio.run(serve_http, app, host, port, ready, token)
     except BaseExceptionGroup as group:
         inner = _single(group)
         if isinstance(inner, SkilldeckError | KeyboardInterrupt):

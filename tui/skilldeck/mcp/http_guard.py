@@ -1,0 +1,136 @@
+"""Who may talk to the HTTP server: a bearer token, and a Host and Origin that name the
+address the server is bound to.
+
+A loopback port is reachable by every local user and, through DNS rebinding, by web pages.
+So every request must carry ``Authorization: Bearer TOKEN`` (the token lives in
+``SKILLDECK_HOME/mcp-token``, mode 0600, made on first use; ``serve --http … --no-auth``
+turns this off with a warning), compared in constant time; and its ``Host`` (and
+``Origin``, when sent) must name the bound address in any spelling of it (``127.0.0.1``,
+``localhost``, ``[::1]``, ``[0:0:0:0:0:0:0:1]``, any case) with the bound port. Anything
+else gets 401, 403 or 421 before the MCP layer sees it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+import secrets
+import urllib.parse
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from skilldeck.core.config import home_dir
+
+TOKEN_FILE = "mcp-token"
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def token_path() -> Path:
+    """``SKILLDECK_HOME/mcp-token``."""
+    return home_dir() / TOKEN_FILE
+
+
+def load_token() -> tuple[str, bool]:
+    """The server's bearer token and whether it was made just now (then it is shown once).
+
+    A new token is written with mode 0600, never over an existing file.
+    """
+    path = token_path()
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+        if token:
+            return token, False
+    except FileNotFoundError:
+        pass
+    token = secrets.token_urlsafe(32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)  # an empty file: made again
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(token + "\n")
+    return token, True
+
+
+def _same_host(name: str, bound: str) -> bool:
+    """True when ``name`` (a Host or Origin host, brackets removed) spells ``bound``."""
+    name, bound = name.lower().rstrip("."), bound.lower()
+    if name == bound:
+        return True
+    loopback = {"127.0.0.1", "::1", "localhost"}
+    if name == "localhost":
+        return bound in loopback
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    if bound == "localhost":
+        return address in (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
+    try:
+        return address == ipaddress.ip_address(bound)
+    except ValueError:
+        return False
+
+
+def host_allowed(value: str, bound: str, port: int) -> bool:
+    """True when the ``host[:port]`` text ``value`` names ``bound`` at ``port``."""
+    parsed = urllib.parse.urlsplit(f"//{value}")
+    try:
+        given = parsed.port
+    except ValueError:
+        return False
+    return parsed.hostname is not None and given == port and _same_host(parsed.hostname, bound)
+
+
+class HttpGuard:
+    """ASGI middleware in front of the MCP app (see the module docstring).
+
+    Args:
+        app: The MCP Starlette app.
+        bound: The host the server listens on, as given to ``--http``.
+        token: The bearer token, or None for ``--no-auth``.
+    """
+
+    def __init__(self, app: App, bound: str, token: str | None) -> None:
+        self.app = app
+        self.bound = bound
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refusal = self.refusal(scope)
+            if refusal is not None:
+                await _reply(send, *refusal)
+                return
+        await self.app(scope, receive, send)
+
+    def refusal(self, scope: Scope) -> tuple[int, str] | None:
+        """The status and reason a request is refused with, or None to let it through."""
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        port = int((scope.get("server") or ("", 0))[1] or 0)
+        if not host_allowed(headers.get("host", ""), self.bound, port):
+            return 421, "the Host header does not name this server"
+        origin = headers.get("origin")
+        if origin is not None and origin != "null":
+            parts = urllib.parse.urlsplit(origin)
+            if parts.scheme != "http" or not host_allowed(parts.netloc, self.bound, port):
+                return 403, "requests from other origins are refused"
+        if self.token is not None:
+            expected = f"Bearer {self.token}".encode()
+            given = headers.get("authorization", "").encode("latin-1")
+            if not hmac.compare_digest(given, expected):
+                return 401, f"a bearer token is required (see {token_path()})"
+        return None
+
+
+async def _reply(send: Send, status: int, reason: str) -> None:
+    body = (reason + "\n").encode()
+    headers = [(b"content-type", b"text/plain; charset=utf-8")]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
