@@ -298,6 +298,7 @@ BAD_LINES = [
     ("[]", None, -32600),
     ('[{"jsonrpc":"2.0","id":12,"method":"tools/list"}]', None, -32600),
     ("42", None, -32600),
+    ('{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"\\ud800"}}', None, -32700),
 ]
 
 

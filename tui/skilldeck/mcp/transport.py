@@ -140,6 +140,11 @@ def rejection(line: str) -> types.JSONRPCError | None:
     """
     try:
         message = json.loads(line)
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return _jsonrpc_error(
+            None, types.PARSE_ERROR, "Parse error: an escape names an unpaired surrogate"
+        )
     except ValueError:
         return _jsonrpc_error(None, types.PARSE_ERROR, "Parse error: the line is not JSON")
     if not isinstance(message, dict):
