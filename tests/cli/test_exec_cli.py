@@ -282,3 +282,22 @@ def test_config_never_prints_the_database_password(setup: tuple[Path, Path]) -> 
     assert shown == "postgresql://bob:***@db.internal:5432/skilldeck?password=***"
     text = run(home, "config", SKILLDECK_SESSIONS_URL=url).stdout
     assert "s3cret" not in text and "other-pw" not in text and "bob:***@db.internal" in text
+
+
+def test_a_relative_path_that_fails_gets_a_hint(setup: tuple[Path, Path], tmp_path: Path) -> None:
+    root, home = setup
+    reader = "import sys\nopen(sys.argv[1]).read()\n"
+    (root / "demo" / "scripts" / "read.py").write_text(reader, "utf-8")
+    allow(home, root, "demo/scripts/read.py")
+    (tmp_path / "report.md").write_text("# hi\n", "utf-8")
+    argv = ["--root", str(root), "run", "demo", "scripts/read.py", "report.md"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "skilldeck", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env_for(home),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 1
+    assert f"pass 'report.md' as '{tmp_path / 'report.md'}'" in proc.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -104,7 +105,8 @@ def cmd_run(args: argparse.Namespace, ctx: CliContext) -> int:
     script_args = list(args.args)
     if script_args[:1] == ["--"]:
         script_args = script_args[1:]
-    with SessionStore(settings=ctx.settings) as store:
+    telemetry = ctx.workspace().telemetry
+    with SessionStore(settings=ctx.settings, telemetry=telemetry) as store:
         result = execute(
             ctx.settings,
             skill,
@@ -113,6 +115,7 @@ def cmd_run(args: argparse.Namespace, ctx: CliContext) -> int:
             store=store,
             session_id=args.session,
             actor="operator",
+            telemetry=telemetry,
         )
     code = 0 if result["exit_code"] == 0 and not result["timed_out"] else 1
     if fmt == "json":
@@ -123,9 +126,20 @@ def cmd_run(args: argparse.Namespace, ctx: CliContext) -> int:
     ctx.out.flush()
     for line in result["stderr"].rstrip("\n").splitlines():
         print(f"  | {safe(line)}", file=sys.stderr)  # framed: cannot pass for a note
-    for note in _notes(result):
+    for note in _notes(result) + _relative_hints(result, script_args):
         ctx.warn(note)
     return code
+
+
+def _relative_hints(result: dict[str, Any], args: list[str]) -> list[str]:
+    """When a failed run was given a relative path that exists here: scripts run in the
+    skill folder, so say how to pass the file."""
+    if result["exit_code"] == 0:
+        return []
+    here = [a for a in args if not a.startswith(("-", "/")) and os.path.exists(a)]
+    return [
+        f"scripts run in their skill folder: pass {a!r} as {os.path.abspath(a)!r}" for a in here
+    ]
 
 
 def cmd_allow(args: argparse.Namespace, ctx: CliContext) -> int:
