@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import pkgutil
 import subprocess
 import sys
@@ -187,3 +188,158 @@ def test_commands_that_do_not_search_import_no_numpy(tmp_path: Path) -> None:
     ]
     assert len(lines) == 5, out.stderr
     assert all(line.strip().count(" ") == 0 for line in lines), out.stderr
+
+
+# -- one door: one search on the workspace, one telemetry writer it owns ---------------------
+
+REMOVED_SEARCH_DOORS = {"search_once", "agent_search", "rank", "explain"}
+"""The search entry points ``Workspace.search`` replaced (issue #27)."""
+LIMIT_NAMES = {"HUMAN_LIMIT", "AGENT_LIMIT"}
+"""Defined once, in :mod:`skilldeck.core.limits`; faces import them."""
+MODULE_TELEMETRY = {"emit", "configure", "default", "summarize"}
+"""The module-level writer of :mod:`skilldeck.core.telemetry` (removed: the workspace owns
+one :class:`~skilldeck.core.telemetry.Telemetry` and passes it down)."""
+
+
+def _search_door_uses(path: Path) -> list[str]:
+    """Where a face calls a removed search door on a workspace, imports the search
+    module's ``agent_search`` or defines its own default limit."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = ast.unparse(node.func.value)
+            if node.func.attr in REMOVED_SEARCH_DOORS and owner.endswith(("workspace", "ws")):
+                found.append(f"line {node.lineno}: calls {owner}.{node.func.attr}")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+            "skilldeck.core.search"
+        ):
+            if "agent_search" in {a.name for a in node.names}:
+                found.append(f"line {node.lineno}: imports agent_search")
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {t.id for t in targets if isinstance(t, ast.Name)} & LIMIT_NAMES
+            found += [f"line {node.lineno}: defines {n}" for n in sorted(names)]
+    return found
+
+
+def _module_telemetry_uses(path: Path) -> list[str]:
+    """Where ``path`` reaches for a module-level telemetry writer instead of a
+    :class:`Telemetry` it was given."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.module == "skilldeck.core.telemetry":
+                names = {a.name for a in node.names} & (MODULE_TELEMETRY | {"*"})
+                found += [f"line {node.lineno}: imports {n}" for n in sorted(names)]
+            elif node.module == "skilldeck.core" and any(a.name == "telemetry" for a in node.names):
+                found.append(f"line {node.lineno}: imports the telemetry module")
+        elif isinstance(node, ast.Import):
+            found += [
+                f"line {node.lineno}: imports {a.name}"
+                for a in node.names
+                if a.name == "skilldeck.core.telemetry"
+            ]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "emit"
+        ):
+            found.append(f"line {node.lineno}: calls emit()")
+    return found
+
+
+def _package_files() -> list[Path]:
+    package = Path(skilldeck.core.__file__).parent.parent
+    return sorted(package.rglob("*.py"))
+
+
+def test_workspace_has_one_search_door() -> None:
+    """``Workspace.search`` is the only search entry point; the old ones are gone."""
+    from skilldeck.core.workspace import Workspace
+
+    assert callable(Workspace.search)
+    assert [n for n in sorted(REMOVED_SEARCH_DOORS) if hasattr(Workspace, n)] == []
+
+
+def test_faces_search_through_the_one_door() -> None:
+    """The CLI, TUI and MCP server call ``Workspace.search`` and import the limits."""
+    files = _face_files()
+    offenders = {
+        str(p.relative_to(p.parents[2])): uses for p in files if (uses := _search_door_uses(p))
+    }
+    assert offenders == {}, f"faces search only through Workspace.search: {offenders}"
+
+
+def test_no_module_level_telemetry() -> None:
+    """Nothing in the package emits through a module-level writer (it read the settings
+    from the environment, so a face's own settings were ignored)."""
+    from skilldeck.core import telemetry
+
+    assert [n for n in sorted(MODULE_TELEMETRY) if hasattr(telemetry, n)] == []
+    package = Path(skilldeck.core.__file__).parent.parent
+    offenders = {
+        str(p.relative_to(package)): uses
+        for p in _package_files()
+        if (uses := _module_telemetry_uses(p))
+    }
+    assert offenders == {}, f"emit to the workspace's Telemetry: {offenders}"
+
+
+def test_door_checks_catch_the_old_ways(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from skilldeck.core import telemetry\n"
+        "from skilldeck.core.search import agent_search\n"
+        "from skilldeck.core.telemetry import emit\n"
+        "HUMAN_LIMIT = 20\n"
+        "self.workspace.search_once('q', 3)\n"
+        "ws.agent_search('q', 3)\n"
+        "workspace.rank('q', 5)\n"
+        "self.workspace.explain('q')\n"
+        "self.query_one(ExplainView).explain(workspace, 'q', skill)\n"
+        "emit('skill_loaded', name='x')\n",
+        encoding="utf-8",
+    )
+    doors = _search_door_uses(bad)
+    assert len(doors) == 6, doors  # the widget's own explain() is not a workspace door
+    assert any("HUMAN_LIMIT" in u for u in doors)
+    writers = _module_telemetry_uses(bad)
+    assert len(writers) == 3, writers
+
+
+def _events(home: Path) -> set[str]:
+    return {
+        json.loads(line)["event"]
+        for path in (home / "telemetry").glob("*.jsonl")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    }
+
+
+def test_a_faces_settings_decide_its_telemetry(tmp_path: Path, isolated_home: Path) -> None:
+    """Telemetry off in a face's Settings (left on in the environment and config): its
+    search and load emit neither ``skill_selected`` nor ``skill_loaded``; on, they do."""
+    from conftest import write_skill
+    from skilldeck.core.config import Settings, load_settings
+    from skilldeck.core.workspace import Workspace
+    from skilldeck.mcp.service import SkillService
+
+    root = tmp_path / "skills"
+    write_skill(root, "csv-cleaner", "Clean CSV files. Use when a CSV file is messy.")
+    assert load_settings().telemetry, "the environment leaves telemetry on"
+    wanted = {"skill_selected", "skill_loaded"}
+    for on in (False, True):
+        settings = Settings(semantic=False, telemetry=on)
+        workspace = Workspace(settings, [root])
+        workspace.discover()
+        workspace.search("clean csv files", scope="visible", agent=True)
+        service = SkillService(settings, [root])
+        try:
+            service.search_skills("clean csv files")
+            service.load_skill("csv-cleaner")
+        finally:
+            service.close()
+        events = _events(isolated_home)
+        assert (wanted <= events) if on else events.isdisjoint(wanted), (on, events)

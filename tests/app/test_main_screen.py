@@ -12,6 +12,7 @@ from textual.widgets import Input, Markdown, Static, TabbedContent, TextArea
 
 from conftest import write_skill
 from skilldeck.app.dialogs.resource_dialog import ResourceDialog
+from skilldeck.app.ranked import Hit, Ranked
 from skilldeck.app.screens.help_screen import HelpScreen
 from skilldeck.app.screens.main_screen import RESULT_LIMIT, MainScreen
 from skilldeck.app.screens.review_screen import ReviewScreen
@@ -20,7 +21,6 @@ from skilldeck.app.widgets.preview_pane import PreviewPane
 from skilldeck.app.widgets.results_list import MORE_ID, REST_DELAY, ResultsList, row_markers
 from skilldeck.app.widgets.search_box import SearchBox
 from skilldeck.app.widgets.tools_table import ToolsTable
-from skilldeck.core.workspace import Hit, Ranked
 
 
 @pytest.fixture

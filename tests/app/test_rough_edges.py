@@ -12,6 +12,7 @@ from textual.widgets import Input, OptionList, Static, TabbedContent, TextArea
 
 from conftest import write_skill
 from skilldeck.app.dialogs.confirm import ConfirmDialog
+from skilldeck.app.ranked import Hit, Ranked
 from skilldeck.app.screens.main_screen import MainScreen
 from skilldeck.app.screens.review_screen import ReviewScreen
 from skilldeck.app.screens.sessions_screen import SessionsScreen
@@ -20,7 +21,6 @@ from skilldeck.app.widgets.resources_list import ResourcesList
 from skilldeck.app.widgets.results_list import ResultsList
 from skilldeck.app.widgets.search_box import SearchBox
 from skilldeck.core.sessions import SessionStore
-from skilldeck.core.workspace import Hit, Ranked
 
 
 @pytest.fixture

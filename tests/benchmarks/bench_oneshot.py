@@ -11,8 +11,9 @@ child alone) for, side by side in the same run and on the same catalog:
     (discover, parse, index, save, query), a fresh home each run.
 ``skilldeck warm``
     The same command again on the home the cold runs left (store filled): what every
-    later search costs. It takes the one-shot path (``Workspace.search_once``): walk and
-    fingerprint the roots, answer from the saved index, load only the shown skills.
+    later search costs. It takes the one-shot path (``Workspace.search`` before any
+    discovery): walk and fingerprint the roots, answer from the saved index, load only
+    the shown skills.
 ``plain pipeline``
     A minimal script: find every SKILL.md, ``yaml.CSafeLoader`` over its frontmatter,
     ``rank_bm25.BM25Okapi`` over name + description tokens, one query, top 20 printed. The

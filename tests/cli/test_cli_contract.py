@@ -171,3 +171,15 @@ def test_hostile_session_label_and_tool_name(capsys: pytest.CaptureFixture[str])
         assert "\\x1b[2J" in out
     code, out, _ = run(capsys, "session", "show", sid, "--format", "json")
     assert json.loads(out)["label"] == f"x{ESC}[2J"
+
+
+def test_lint_info_never_fails_unless_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "skills"
+    long = GOOD + " " + " ".join(["It handles many spreadsheet layouts and encodings."] * 8)
+    write_skill(root, "sheet-export", description=long)
+    code, out, _ = run(capsys, "lint", str(root), "--format", "json")
+    assert "SL005" in out and code == 0, out
+    assert run(capsys, "lint", str(root), "--fail-on", "info")[0] == 1
+    assert run(capsys, "lint", str(root), "--fail-on", "info", "--exit-zero")[0] == 0

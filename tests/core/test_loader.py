@@ -511,16 +511,19 @@ def test_shipped_skills_listing_and_resources() -> None:
 def test_recorded_load_and_read_emit_telemetry(tmp_path: Path, isolated_home: Path) -> None:
     import json as _json
 
+    from skilldeck.core.config import load_settings
     from skilldeck.core.loader import load_and_record, read_and_record
+    from skilldeck.core.telemetry import Telemetry
 
     path = write_skill(tmp_path, "rec-skill", body="Body $ARGUMENTS\n")
     (path.parent / "notes.txt").write_text("hello\n")
     skill = parse_skill_file(path)
-    result = load_and_record(skill, "x", actor="cli", session="s1")
+    writer = Telemetry.from_settings(load_settings())
+    result = load_and_record(skill, "x", actor="cli", telemetry=writer, session="s1")
     assert result.text.endswith("Body x\n") or "Body x" in result.text
-    assert read_and_record(skill, "notes.txt", actor="agent").text == "hello\n"
+    assert read_and_record(skill, "notes.txt", actor="agent", telemetry=writer).text == "hello\n"
     with pytest.raises(SkilldeckError):
-        read_and_record(skill, "../outside.txt", actor="agent")
+        read_and_record(skill, "../outside.txt", actor="agent", telemetry=writer)
     lines = [
         _json.loads(line)
         for f in sorted((isolated_home / "telemetry").glob("*.jsonl"))

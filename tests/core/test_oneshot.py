@@ -1,7 +1,7 @@
-"""One-shot search (:meth:`Workspace.search_once`): with a warm store it answers from the
-saved index without building the catalog, exactly as the full path would, and any change
-to what discovery reads (a SKILL.md edited, added or removed, a registry file, the
-profile) sends it down the full path: never a stale answer."""
+"""One-shot search (:meth:`Workspace.search` before any discovery): with a warm store it
+answers from the saved index without building the catalog, exactly as the full path
+would, and any change to what discovery reads (a SKILL.md edited, added or removed, a
+registry file, the profile) sends it down the full path: never a stale answer."""
 
 from __future__ import annotations
 
@@ -92,11 +92,11 @@ def _workspace(roots: list[Path], settings: Settings, profile: str = "default") 
 def _answer(workspace: Workspace, query: str, scope: Scope, *, once: bool, **kw: Any) -> Any:
     agent = kw.pop("agent", False)
     if once:
-        response = workspace.search_once(query, 10, scope=scope, agent=agent, **kw)
+        response = workspace.search(query, scope=scope, limit=10, agent=agent, **kw)
     elif agent:
-        response = workspace.agent_search(query, 10, scope=scope, tools=kw.get("tools"))
+        response = workspace.search(query, scope=scope, limit=10, agent=True, tools=kw.get("tools"))
     else:
-        response = workspace.search(query, 10, scope=scope, **kw)
+        response = workspace.search(query, scope=scope, limit=10, **kw)
     data = response.to_dict(explain=True)
     data.pop("elapsed_ms")
     data["skills"] = [r.skill for r in response.results]  # every field of each result
@@ -112,7 +112,7 @@ def _full(roots: list[Path], settings: Settings, query: str, scope: Scope, **kw:
 def _warm(roots: list[Path], settings: Settings, scope: Scope, profile: str = "default") -> None:
     """What a first one-shot search leaves: the store filled, the index saved."""
     workspace = _workspace(roots, settings, profile)
-    workspace.search_once("warm up", 5, scope=scope)
+    workspace.search("warm up", scope=scope, limit=5)
 
 
 def _lean(workspace: Workspace) -> bool:
@@ -138,7 +138,7 @@ def test_lean_answers_equal_the_full_path(tmp_path: Path, scope: Scope) -> None:
             assert _answer(workspace, query, scope, once=True, **dict(kw)) == expected, (query, kw)
     assert _lean(workspace)
     fresh = _workspace(roots, settings)
-    response = fresh.search_once("deploy kubernetes", 3, scope=scope)
+    response = fresh.search("deploy kubernetes", scope=scope, limit=3)
     index = fresh.quick_index(scope)
     assert isinstance(index.skills, LazySkills)
     assert {id(s) for s in index.skills.loaded.values()} == {id(r.skill) for r in response.results}
@@ -157,7 +157,7 @@ def test_lean_sees_hidden_disabled_and_shadowed_as_the_full_path(tmp_path: Path)
         paths = [r["path"] for r in got["results"]]
         assert ("quiet-one" in names) == ("off-one" in names) == (scope == "active")
         assert all("/low/shared-helper/" not in p for p in paths)  # the shadowed copy
-    off = _workspace(roots, settings).search_once("$off-one", 3, scope="active")
+    off = _workspace(roots, settings).search("$off-one", scope="active", limit=3)
     assert off.results[0].skill.enabled is False and off.results[0].skill.owner == "ops"
 
 

@@ -99,6 +99,23 @@ def test_is_confident_needs_score_and_lead() -> None:
     assert not is_confident(0.7, 0.5, True, 0.75, 0.05)
 
 
+def test_semantic_margin_decides_the_lead_with_embeddings() -> None:
+    from types import SimpleNamespace
+
+    from skilldeck.core.search.ranking import Signals, _lead
+
+    def lead(semantic: list[float] | None) -> float:
+        values = {} if semantic is None else {"semantic": np.array(semantic)}
+        sig = Signals(np.arange(3), np.zeros(3), None, {}, values, {}, set(), np.arange(3))
+        index = SimpleNamespace(names=["qr-a", "qr-a", "qr-b"])
+        final = np.array([0.9, 0.9, 0.7])
+        return _lead(index, sig, final, np.arange(3))[0]  # type: ignore[arg-type]
+
+    assert lead(None) == pytest.approx(0.2)  # lexical: the fused lead over the other skill
+    assert lead([0.9, 0.9, 0.9 - 2 * HYBRID.margin]) == pytest.approx(0.2)
+    assert lead([0.9, 0.9, 0.9 - HYBRID.margin / 2]) == 0.0  # the embedding cannot tell
+
+
 def test_copies_of_one_skill_do_not_take_the_lead_away(tmp_path: Path) -> None:
     root = tmp_path / "s"
     for folder in ("a/pdf-forms", "b/pdf-forms"):

@@ -71,7 +71,7 @@ def root(tmp_path: Path) -> Path:
 def _search(root: Path) -> tuple[Workspace, list[str]]:
     """One command's search, as ``skilldeck search`` makes it (a new workspace)."""
     workspace = Workspace(Settings(), [root], store=LocalStore.open())
-    response = workspace.search_once(QUERY, 3, semantic=True)
+    response = workspace.search(QUERY, scope="active", limit=3, semantic=True)
     return workspace, [r.skill.name for r in response.results]
 
 

@@ -9,8 +9,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from skilldeck.core import telemetry
-from skilldeck.core.config import Settings
+from skilldeck.core.config import Settings, load_settings
 from skilldeck.core.telemetry import CAPPED_EVENT, Telemetry
 
 
@@ -27,7 +26,7 @@ def _lines(path: Path) -> list[dict[str, object]]:
 
 
 def test_module_emit_writes_daily_jsonl(isolated_home: Path) -> None:
-    telemetry.emit(
+    Telemetry.from_settings(load_settings()).emit(
         "skill_loaded", name="pdf", path="/x/SKILL.md", tokens=12, latency_ms=1.5, truncated=False
     )
     files = list((isolated_home / "telemetry").iterdir())
@@ -40,7 +39,7 @@ def test_module_emit_writes_daily_jsonl(isolated_home: Path) -> None:
 
 def test_opt_out(isolated_home: Path) -> None:
     (isolated_home / "config.toml").write_text("telemetry = false\n", encoding="utf-8")
-    telemetry.emit("skill_selected", query="x")
+    Telemetry.from_settings(load_settings()).emit("skill_selected", query="x")
     assert not (isolated_home / "telemetry").exists()
     quiet = Telemetry(isolated_home / "t", enabled=False)
     quiet.emit("skill_selected")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_skill
+from skilldeck.app.ranked import explain, rank
 from skilldeck.core.config import Settings
 from skilldeck.core.model import Source
 from skilldeck.core.store import LocalStore
@@ -49,7 +50,7 @@ def test_stages_fill_catalog_findings_index_and_tools(tmp_path: Path) -> None:
     (root / "broken").mkdir()
     (root / "broken" / "SKILL.md").write_text(BROKEN, encoding="utf-8")
     ws = _workspace(root)
-    assert ws.rank("pdf", 10).ranked is False, "before the index a plain filter stands in"
+    assert rank(ws, "pdf", 10).ranked is False, "before the index a plain filter stands in"
     catalog = ws.discover()
     assert len(catalog.skills) == 4 and ws.generation == 1
     assert [s.name for s in ws.all_sorted()][:2] == ["broken", "csv-cleaner"]
@@ -57,9 +58,9 @@ def test_stages_fill_catalog_findings_index_and_tools(tmp_path: Path) -> None:
     assert set(findings) == {s.path for s in catalog.skills}
     ws.index()
     assert ws.has_index()
-    ranked = ws.rank("clean csv files", 5)
+    ranked = rank(ws, "clean csv files", 5)
     assert ranked.ranked and ranked.hits[0].skill.name == "csv-cleaner"
-    assert ws.explain("clean csv files") is not None
+    assert explain(ws, "clean csv files") is not None
     ws.tools()
     git = ws.by_name("git-history")
     assert git is not None and ws.skill_at(git.path) is git
@@ -79,19 +80,19 @@ def test_refresh_follows_edit_add_and_remove(tmp_path: Path) -> None:
     ws.index()
     added = write_skill(root, "yaml-lint", description="Lint YAML files. Use when YAML is broken.")
     assert ws.refresh() == [added]
-    assert ws.rank("lint yaml", 5).hits[0].skill.name == "yaml-lint"
+    assert rank(ws, "lint yaml", 5).hits[0].skill.name == "yaml-lint"
     assert added in ws.lint_findings
     edited = write_skill(
         root, "csv-cleaner", description="Repair spreadsheets. Use when a sheet is damaged."
     )
     _bump_mtime(edited)
     assert ws.refresh([edited]) == [edited]
-    assert ws.rank("repair spreadsheets", 5).hits[0].skill.name == "csv-cleaner"
+    assert rank(ws, "repair spreadsheets", 5).hits[0].skill.name == "csv-cleaner"
     added.unlink()
     added.parent.rmdir()
     assert ws.refresh() == [added]
     assert ws.by_name("yaml-lint") is None and added not in ws.lint_findings
-    assert all(h.skill.name != "yaml-lint" for h in ws.rank("lint yaml", 5).hits)
+    assert all(h.skill.name != "yaml-lint" for h in rank(ws, "lint yaml", 5).hits)
 
 
 def test_refresh_if_changed_polls_the_watched_files(tmp_path: Path) -> None:
@@ -125,7 +126,7 @@ def test_visibility_rule_for_models(tmp_path: Path) -> None:
     assert ws.by_name("people-only") is not None, "by_name finds winners, hidden or not"
     assert {s.name for s in ws.skills_in("all")} == {"shared", "people-only", "open"}
     assert len(ws.skills_in("all")) == 4 and len(ws.skills_in("active")) == 3
-    hits = ws.agent_search("open to models", 3).results
+    hits = ws.search("open to models", scope="visible", limit=3, agent=True).results
     assert [r.skill.name for r in hits][:1] == ["open"]
     assert all(r.skill.name != "people-only" for r in hits)
 
@@ -181,9 +182,9 @@ def test_second_process_reuses_the_same_store(
     assert ws.notices == []
     ws.discover()
     ws.lint()
-    assert ws.rank("fill pdf forms", 3).ranked is False
+    assert rank(ws, "fill pdf forms", 3).ranked is False
     ws.index()
-    assert ws.rank("fill pdf forms", 3).hits[0].skill.name == "pdf-forms"
+    assert rank(ws, "fill pdf forms", 3).hits[0].skill.name == "pdf-forms"
 
 
 def test_lint_store_follows_edits(tmp_path: Path) -> None:
@@ -212,7 +213,8 @@ def test_searches_stay_consistent_while_refreshing(tmp_path: Path) -> None:
     def search() -> None:
         try:
             while time.monotonic() < stop:
-                names = [r.skill.name for r in ws.agent_search("clean csv", 3).results]
+                found = ws.search("clean csv", scope="visible", limit=3, agent=True)
+                names = [r.skill.name for r in found.results]
                 assert names and names[0] == "csv-cleaner"
         except BaseException as exc:
             errors.append(exc)
@@ -243,5 +245,5 @@ def test_registry_tags_reach_a_saved_index(isolated_home: Path, tmp_path: Path) 
     again = _workspace(root, store)
     again.discover()
     assert [r.skill.name for r in again.index().search("zeppelin").results] == ["csv-cleaner"]
-    once = _workspace(root, store).search_once("zeppelin", 5)
+    once = _workspace(root, store).search("zeppelin", scope="active", limit=5)
     assert [r.skill.name for r in once.results] == ["csv-cleaner"]

@@ -173,3 +173,17 @@ def test_waiting_toolset_is_mounted_once_when_allowed(tmp_path: Path, isolated_h
         assert [e for e in store.audit(session) if e.action == "toolset_mount"] == mounts
     finally:
         service.close()
+
+
+def test_search_results_carry_at_most_a_capped_description(tmp_path: Path) -> None:
+    from skilldeck.mcp.answers import DESCRIPTION_CAP
+
+    root = tmp_path / "skills"
+    huge = "Summarise git history. Use for commits. " + "x" * 200_000
+    write_skill(root, "git-history", description=huge)
+    service = SkillService(Settings(semantic=False), [root])
+    answer = service.search_skills("git history")
+    [first] = answer.data["results"]
+    assert first["description_truncated"] is True
+    assert len(first["description"]) == DESCRIPTION_CAP + 1
+    assert len(answer.text) < 4 * DESCRIPTION_CAP

@@ -280,7 +280,7 @@ class SkilldeckApp(App[int]):
         if self._store is None:
             from skilldeck.core.sessions import SessionStore
 
-            self._store = SessionStore(settings=self.settings)
+            self._store = SessionStore(settings=self.settings, telemetry=self.workspace.telemetry)
         return self._store
 
     def _poll_store(self) -> None:

@@ -47,7 +47,9 @@ def register(sub: Any) -> None:
     )
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("lint", help="lint skills (exit 1 on any finding)")
+    p = sub.add_parser(
+        "lint", help="lint skills (exit 1 on a warning or error finding; info never fails)"
+    )
     p.add_argument(
         "paths",
         nargs="*",
@@ -57,6 +59,13 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--select", default=None, help="comma-separated codes or prefixes to enable")
     p.add_argument("--ignore", default=None, help="comma-separated codes or prefixes to skip")
+    p.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "info"),
+        default="warning",
+        help="lowest severity that makes the exit status 1 (default: warning)",
+    )
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 whatever is found")
     p.set_defaults(func=cmd_lint)
 
     p = sub.add_parser("prompt", help="the tier-1 listing for a model's system prompt")
@@ -221,7 +230,9 @@ def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
 
     skill = find_skill(ctx.catalog(), args.name)
     arguments = " ".join(a for a in args.arguments if a != "--")
-    result = load_and_record(skill, arguments, ctx.settings.body_token_cap, actor="cli")
+    telemetry = ctx.workspace().telemetry
+    cap = ctx.settings.body_token_cap
+    result = load_and_record(skill, arguments, cap, actor="cli", telemetry=telemetry)
     fmt = ctx.output_format(("text", "json"))
     if fmt == "json":
         ctx.emit_json(result.to_dict())
@@ -237,7 +248,9 @@ def cmd_read(args: argparse.Namespace, ctx: CliContext) -> int:
     from skilldeck.core.loader import read_and_record
 
     skill = find_skill(ctx.catalog(), args.name)
-    resource = read_and_record(skill, args.path, ctx.settings.resource_byte_cap, actor="cli")
+    telemetry = ctx.workspace().telemetry
+    cap = ctx.settings.resource_byte_cap
+    resource = read_and_record(skill, args.path, cap, actor="cli", telemetry=telemetry)
     fmt = ctx.output_format(("text", "json"))
     if fmt == "json":
         ctx.emit_json(resource.to_dict())
@@ -372,7 +385,7 @@ def _split_codes(value: str | None) -> list[str] | None:
 
 
 def cmd_lint(args: argparse.Namespace, ctx: CliContext) -> int:
-    """``skilldeck lint [PATH...]``: exit 1 on any finding."""
+    """``skilldeck lint [PATH...]``: exit 1 on a finding at ``--fail-on`` or worse."""
     from skilldeck.core.lint import load_lint_config
 
     start = args.paths[0] if args.paths else Path.cwd()
@@ -397,7 +410,16 @@ def cmd_lint(args: argparse.Namespace, ctx: CliContext) -> int:
         results.append((skill, parse_errors + findings.get(skill.path, [])))
     _require_skills(catalog, args.paths)
     _report(ctx, results, catalog, {})
-    return 1 if any(diags for _, diags in results) else 0
+    failing = _FAIL_ON[args.fail_on]
+    found = any(d.severity in failing for _, diags in results for d in diags)
+    return 1 if found and not args.exit_zero else 0
+
+
+_FAIL_ON = {
+    "error": {Severity.ERROR},
+    "warning": {Severity.ERROR, Severity.WARNING},
+    "info": {Severity.ERROR, Severity.WARNING, Severity.INFO},
+}
 
 
 def _check_codes(option: str, codes: list[str] | None) -> list[str] | None:

@@ -15,16 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, table
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.workspace import Scope
+from skilldeck.core.workspace import AGENT_LIMIT, HUMAN_LIMIT, Scope
 
 if TYPE_CHECKING:
     from skilldeck.core.search import EvalReport, SearchIndex, SearchResponse
-
-HUMAN_LIMIT = 20
-"""Default ``--limit`` (:data:`skilldeck.core.search.HUMAN_LIMIT`; numpy is imported only
-when a command searches, so the parser does not import the search package)."""
-AGENT_LIMIT = 3
-"""Default ``--limit`` with ``--agent`` (:data:`skilldeck.core.search.AGENT_LIMIT`)."""
 
 
 def register(sub: Any) -> None:
@@ -139,11 +133,15 @@ def run_search(args: argparse.Namespace, ctx: CliContext) -> int:
         # a model that is installed or configured but broken: say so, answer lexically
         ctx.warn(f"semantic signal off ({index.semantic_error}); results are lexical only")
     tools = {t.strip() for t in args.tools.split(",") if t.strip()} if args.tools else None
-    limit = args.limit or (AGENT_LIMIT if args.agent else HUMAN_LIMIT)
 
     def run(query: str) -> SearchResponse:
-        return workspace.search_once(
-            query, limit, scope=scope, explain=args.explain, tools=tools, agent=args.agent
+        return workspace.search(
+            query,
+            scope=scope,
+            limit=args.limit,
+            explain=args.explain,
+            tools=tools,
+            agent=args.agent,
         )
 
     if query_words == ["-"]:

@@ -302,7 +302,12 @@ def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
         skill = find_skill(ctx.catalog(), args.skill)
         arguments = " ".join(a for a in args.arguments if a != "--")
         result = load_and_record(
-            skill, arguments, ctx.settings.body_token_cap, actor="operator", session=args.id
+            skill,
+            arguments,
+            ctx.settings.body_token_cap,
+            actor="operator",
+            telemetry=ctx.workspace().telemetry,
+            session=args.id,
         )
         session = store.activate_skill(
             args.id, skill.name, list(skill.allowed_tools), actor="operator", arguments=arguments

@@ -35,6 +35,7 @@ from skilldeck.core.model import Skill
 if TYPE_CHECKING:
     from skilldeck.core.search import SearchResult
     from skilldeck.core.sessions import Session
+    from skilldeck.core.telemetry import Telemetry
     from skilldeck.core.workspace import Workspace
 
 Tier = Literal["none", "breadcrumb", "listing", "full"]
@@ -280,12 +281,12 @@ def build_context(
     )
     meta = is_meta_question(message)
     if matched and (not meta or any(c.mention is not None for c in matched)):
-        _full(answer, matched, max_skills, settings.body_token_cap, actor)
+        _full(answer, matched, max_skills, settings.body_token_cap, actor, workspace.telemetry)
     elif meta:
         answer.reason = "the message asks what the agent can do"
         _listing(answer, [], visible, limit)
     elif sure := [c for c in pool.values() if c.confident and not c.skill.triggers]:
-        _full(answer, sure, max_skills, settings.body_token_cap, actor)
+        _full(answer, sure, max_skills, settings.body_token_cap, actor, workspace.telemetry)
     elif untriggered := sorted(
         (c for c in pool.values() if c.strong and not c.skill.triggers),
         key=_Candidate.sort_key,
@@ -311,7 +312,7 @@ def _candidates(
     results: Iterable[SearchResult] = ()
     threshold = workspace.settings.confidence_threshold
     if message.strip():
-        response = workspace.search(message[:20_000], SEARCH_POOL, scope="visible")
+        response = workspace.search(message[:20_000], scope="visible", limit=SEARCH_POOL)
         results, threshold = response.results, response.threshold
     for result in results:
         skill = by_name.get(result.skill.name.lower())
@@ -340,8 +341,10 @@ def _full(
     max_skills: int,
     token_cap: int,
     actor: str,
+    telemetry: Telemetry,
 ) -> None:
-    """The ``full`` tier: the top matches' instructions, within ``answer.budget``."""
+    """The ``full`` tier: the top matches' instructions, within ``answer.budget`` (each
+    load recorded to ``telemetry``)."""
     from skilldeck.core.loader import load_and_record
 
     budget = answer.budget
@@ -368,7 +371,11 @@ def _full(
         answer.skills.append(item)
         try:
             loaded = load_and_record(
-                candidate.skill, token_cap=token_cap, actor=actor, source="context"
+                candidate.skill,
+                token_cap=token_cap,
+                actor=actor,
+                telemetry=telemetry,
+                source="context",
             )
         except SkilldeckError as exc:  # the file vanished or became unreadable
             item.omitted = True

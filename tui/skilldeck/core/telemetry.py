@@ -10,6 +10,10 @@ are deleted on the first write of each process and day. When a day's file reache
 that hold across processes). Nothing here ever raises: telemetry must not break the
 program it observes.
 
+There is no module-level writer: each :class:`~skilldeck.core.workspace.Workspace` owns one
+:class:`Telemetry` configured by its face's settings and passes it down (search, loading,
+sessions, execution), so a face's settings decide for every event it causes.
+
 Events and their usual fields (every record also has ``ts``, ``event`` and ``pid``; the
 skill an event is about is ``name``, which :func:`summarize` counts for "top skills"):
 
@@ -39,7 +43,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from skilldeck.core.config import Settings, config_path, home_dir, load_settings
+from skilldeck.core.config import Settings
 
 EVENTS = (
     "skill_selected",
@@ -314,37 +318,3 @@ def _at_or_after(stamp: object, since: datetime) -> bool:
         return _as_utc(datetime.fromisoformat(stamp)) >= since
     except ValueError:
         return False
-
-
-_instances: dict[tuple[str, str], Telemetry] = {}
-_instances_lock = threading.Lock()
-
-
-def configure(settings: Settings) -> Telemetry:
-    """Use ``settings`` for the module-level :func:`emit` (for the current state dir)."""
-    key = (str(home_dir()), str(config_path()))
-    telemetry = Telemetry.from_settings(settings)
-    with _instances_lock:
-        _instances[key] = telemetry
-    return telemetry
-
-
-def default() -> Telemetry:
-    """The writer for the current ``SKILLDECK_HOME`` and config (built once per process)."""
-    key = (str(home_dir()), str(config_path()))
-    with _instances_lock:
-        found = _instances.get(key)
-    return found if found is not None else configure(load_settings())
-
-
-def emit(event: str, **fields: Any) -> None:
-    """Record one event with the current settings. Never raises."""
-    try:
-        default().emit(event, **fields)
-    except Exception:  # telemetry must never break the caller
-        return
-
-
-def summarize(since: datetime | None = None, event: str | None = None) -> dict[str, Any]:
-    """Summary of the recorded events (see :meth:`Telemetry.summarize`)."""
-    return default().summarize(since, event)

@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from skilldeck.core.model import Skill
     from skilldeck.core.search import SearchResponse
 
+DESCRIPTION_CAP = 1024
+"""Most characters of one description a search result carries (the spec allows 1,024; a
+longer one is cut and marked, so one skill cannot flood an agent's context)."""
 INSTRUCTIONS_BUDGET = 2000
 """Characters of skill listing in the server instructions."""
 INSTRUCTIONS_SKILLS = 40
@@ -84,10 +87,13 @@ def search_answer(
     results = []
     for result in response.results:
         skill = result.skill
+        cut = len(skill.description) > DESCRIPTION_CAP
+        description = skill.description[:DESCRIPTION_CAP] + ("…" if cut else "")
         results.append(
             {
                 "name": skill.name,
-                "description": skill.description,
+                "description": description,
+                "description_truncated": cut,
                 "score": round(float(result.score), 4),
                 "confident": bool(result.confident),
                 "path": str(skill.path),

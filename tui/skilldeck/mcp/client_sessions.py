@@ -19,6 +19,7 @@ from skilldeck.mcp.log import log
 
 if TYPE_CHECKING:
     from skilldeck.core.sessions import SessionStore
+    from skilldeck.core.workspace import Telemetry
 
 T = TypeVar("T")
 
@@ -30,10 +31,19 @@ class ClientSessions:
         settings: Loaded settings (where the store is).
         mode: Policy mode of the sessions created here.
         fixed_session: Join this existing session instead of creating one per client.
+        telemetry: The workspace's telemetry writer, which the store emits to (default: one
+            configured by ``settings``).
     """
 
-    def __init__(self, settings: Settings, mode: str, fixed_session: str | None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        mode: str,
+        fixed_session: str | None,
+        telemetry: Telemetry | None = None,
+    ) -> None:
         self.settings = settings
+        self.telemetry = telemetry
         self.mode = mode
         self.fixed_session = fixed_session
         self._session_lock = threading.Lock()
@@ -64,7 +74,9 @@ class ClientSessions:
             from skilldeck.core.sessions import SessionStore
 
             try:
-                self._store = SessionStore(self.settings.sessions_db, settings=self.settings)
+                self._store = SessionStore(
+                    self.settings.sessions_db, settings=self.settings, telemetry=self.telemetry
+                )
             except SkilldeckError as exc:
                 raise self._unavailable(exc, quiet=self.fixed_session is not None) from exc
             if self._store_problem is not None:

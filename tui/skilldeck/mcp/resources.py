@@ -14,7 +14,7 @@ from skilldeck.core.config import Settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Skill
 from skilldeck.core.safe_text import for_terminal, is_safe_name
-from skilldeck.core.workspace import Workspace
+from skilldeck.core.workspace import Telemetry, Workspace
 
 RESOURCE_PAGE = 500
 """Skills per ``resources/list`` page."""
@@ -80,13 +80,16 @@ def complete(
     return []
 
 
-def read_uri(uri: str, skill_for: Callable[[str], Skill], byte_cap: int) -> ResourceContent:
+def read_uri(
+    uri: str, skill_for: Callable[[str], Skill], byte_cap: int, telemetry: Telemetry
+) -> ResourceContent:
     """Read ``skill://{name}/SKILL.md`` or ``skill://{name}/{path}``.
 
     Args:
         uri: The resource URI.
         skill_for: The skill a model may load by that name (raises when it may not).
         byte_cap: Largest file read.
+        telemetry: Where the ``skill_resource_requested`` event goes.
     """
     from urllib.parse import unquote
 
@@ -104,7 +107,9 @@ def read_uri(uri: str, skill_for: Callable[[str], Skill], byte_cap: int) -> Reso
     check_path(rel)
     if rel.lower() == "skill.md":
         return ResourceContent(uri, "text/markdown", text=read_source(skill))
-    resource = read_and_record(skill, rel, byte_cap, actor="agent", source="mcp-resource")
+    resource = read_and_record(
+        skill, rel, byte_cap, actor="agent", telemetry=telemetry, source="mcp-resource"
+    )
     if resource.binary:
         return ResourceContent(uri, resource.mime, data=resource.data)
     return ResourceContent(uri, resource.mime, text=resource.text or "")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from skilldeck.core.workspace import AGENT_LIMIT
+
 NAME_MAX = 200
 QUERY_MAX = 2000
 ARGUMENTS_MAX = 20_000
@@ -79,8 +81,8 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "type": "integer",
                     "minimum": 1,
                     "maximum": LIMIT_MAX,
-                    "default": 3,
-                    "description": "How many results to return (default 3).",
+                    "default": AGENT_LIMIT,
+                    "description": f"How many results to return (default {AGENT_LIMIT}).",
                 },
             },
             ["query"],

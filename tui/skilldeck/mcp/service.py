@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Catalog, Skill
-from skilldeck.core.workspace import Workspace
+from skilldeck.core.workspace import AGENT_LIMIT, Workspace
 from skilldeck.mcp import resources
 from skilldeck.mcp.answers import INSTRUCTIONS_BUDGET, SKILLS_OFF, instructions_text, search_answer
 from skilldeck.mcp.answers import INSTRUCTIONS_SKILLS as INSTRUCTIONS_SKILLS
@@ -112,7 +112,7 @@ class SkillService:
         for notice in self.workspace.notices:
             log(notice)
         self._listings: dict[tuple[int, int], Listing] = {}
-        self.sessions = ClientSessions(settings, self.mode, session_id)
+        self.sessions = ClientSessions(settings, self.mode, session_id, self.workspace.telemetry)
         self.mounts = ToolsetMounts()
         self.workspace.discover()
 
@@ -257,12 +257,12 @@ class SkillService:
 
     # ------------------------------------------------------------------ tools
 
-    def search_skills(self, query: str, limit: int = 3) -> ToolOutput:
-        """Agent-facing search (emits ``skill_selected`` through the search module)."""
+    def search_skills(self, query: str, limit: int = AGENT_LIMIT) -> ToolOutput:
+        """Agent-facing search (emits ``skill_selected`` to the workspace's telemetry)."""
         if not query.strip():
             raise SkilldeckError(ErrorCode.INVALID_PARAM, "query must not be blank")
         self._require_skills()
-        response = self.workspace.agent_search(query, limit, scope="visible")
+        response = self.workspace.search(query, scope="visible", limit=limit, agent=True)
         return ToolOutput(*search_answer(query, response, len(self.visible)))
 
     def skill_context(
@@ -328,7 +328,15 @@ class SkillService:
         availability = self._availability(skill)
         session_id, problem = self._activate(skill, arguments, client_key)
         latency_ms = (time.perf_counter() - started) * 1000
-        record_load(skill, result, latency_ms, actor="agent", session=session_id, source="mcp")
+        record_load(
+            skill,
+            result,
+            latency_ms,
+            actor="agent",
+            telemetry=self.workspace.telemetry,
+            session=session_id,
+            source="mcp",
+        )
         data = result.to_dict()
         data["allowed_tools"] = list(skill.allowed_tools)
         data["tools"] = availability
@@ -393,7 +401,12 @@ class SkillService:
         skill = self._skill(name)
         check_path(path)
         resource = read_and_record(
-            skill, path, self.settings.resource_byte_cap, actor="agent", source="mcp"
+            skill,
+            path,
+            self.settings.resource_byte_cap,
+            actor="agent",
+            telemetry=self.workspace.telemetry,
+            source="mcp",
         )
         data = resource.to_dict()
         uri = resource_uri(skill.name, resource.path)
@@ -446,7 +459,13 @@ class SkillService:
         session_id = self.session_for(client_key)
         store = self.store()
         result = execute(
-            self.settings, skill, script, list(args), store=store, session_id=session_id
+            self.settings,
+            skill,
+            script,
+            list(args),
+            store=store,
+            session_id=session_id,
+            telemetry=self.workspace.telemetry,
         )
         result["session"] = session_id
         return ToolOutput(result, run_text(skill.name, result))
@@ -515,7 +534,9 @@ class SkillService:
 
     def read_uri(self, uri: str) -> ResourceContent:
         """Read ``skill://{name}/SKILL.md`` or ``skill://{name}/{path}``."""
-        return resources.read_uri(uri, self._skill, self.settings.resource_byte_cap)
+        return resources.read_uri(
+            uri, self._skill, self.settings.resource_byte_cap, self.workspace.telemetry
+        )
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from skilldeck.core.safe_text import for_terminal
 
 if TYPE_CHECKING:
     from skilldeck.core.loader import LoadResult
+    from skilldeck.core.workspace import Telemetry
 
 NEW_SESSION = "__new__"
 
@@ -262,7 +263,7 @@ class ForceLoadDialog(UsesDeck, ModalScreen[ForceLoadOutcome | None]):
         except SkilldeckError as exc:
             self.app.call_from_thread(self._failed, exc.message)
             return
-        _emit_loaded(self.skill, result, session_id, started)
+        _emit_loaded(self.deck.workspace.telemetry, self.skill, result, session_id, started)
         outcome = ForceLoadOutcome(
             session_id, self.skill.name, result.arguments, result.tokens, result.truncated
         )
@@ -291,8 +292,18 @@ def _arguments_line(text: str, plain: str | None) -> int | None:
     return index + 1 if index < len(lines) else None
 
 
-def _emit_loaded(skill: Skill, result: LoadResult, session_id: str, started: float) -> None:
+def _emit_loaded(
+    telemetry: Telemetry, skill: Skill, result: LoadResult, session_id: str, started: float
+) -> None:
     from skilldeck.core.loader import record_load
 
     latency_ms = (time.perf_counter() - started) * 1000
-    record_load(skill, result, latency_ms, actor="operator", session=session_id, source="tui")
+    record_load(
+        skill,
+        result,
+        latency_ms,
+        actor="operator",
+        telemetry=telemetry,
+        session=session_id,
+        source="tui",
+    )

@@ -24,6 +24,7 @@ from textual.widgets import (
 )
 from textual.worker import get_current_worker
 
+from skilldeck.app.ranked import RESULT_LIMIT, Hit, Ranked, rank
 from skilldeck.app.screens.skill_actions import SkillActions
 from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
 from skilldeck.app.widgets.explain_view import HINT as EXPLAIN_HINT
@@ -37,10 +38,7 @@ from skilldeck.app.widgets.tools_table import ToolsTable
 from skilldeck.app.widgets.toolset_table import ToolsetTable
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
-from skilldeck.core.workspace import Hit, Ranked, Workspace
-
-RESULT_LIMIT = 200
-"""Rows shown in the results list; the rest are counted as "+N more"."""
+from skilldeck.core.workspace import Workspace
 
 DETAIL_DELAY = 0.08
 """Seconds the highlight must rest on a skill before the detail panes follow it."""
@@ -288,7 +286,7 @@ class MainScreen(SkillActions):
     def _search(self, query: str, keep: Skill | None, semantic: bool) -> None:
         worker = get_current_worker()
         try:
-            ranked = self.workspace.rank(query, RESULT_LIMIT, semantic=semantic)
+            ranked = rank(self.workspace, query, RESULT_LIMIT, semantic=semantic)
         except SkilldeckError as exc:
             self.app.call_from_thread(self.notify, exc.message, severity="error")
             return

@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from skilldeck.app.labels import clean, literal
+from skilldeck.app.ranked import explain
 from skilldeck.core.model import Skill
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ class ExplainView(VerticalScroll):
     def explain(self, workspace: Workspace, query: str, skill: Skill) -> None:
         """Explain ``query`` for ``skill`` in a thread worker, then show it."""
         try:
-            response = workspace.explain(query)
+            response = explain(workspace, query)
         except Exception as exc:
             self.app.call_from_thread(self.notify, f"explain failed: {exc}", severity="error")
             return

@@ -14,8 +14,9 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from skilldeck.app.labels import SOURCE_BADGE, clean
+from skilldeck.app.ranked import Hit
 from skilldeck.core.model import Skill, Source
-from skilldeck.core.workspace import Hit, Workspace
+from skilldeck.core.workspace import Workspace
 
 MORE_ID = "__more__"
 FIRST_ROWS = 30

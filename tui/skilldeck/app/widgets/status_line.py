@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 if TYPE_CHECKING:
-    from skilldeck.core.workspace import Ranked
+    from skilldeck.app.ranked import Ranked
 
 
 class StatusLine(Static):

@@ -4,16 +4,25 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.loader.instructions import DEFAULT_TOKEN_CAP, LoadResult, load_skill
 from skilldeck.core.loader.resources import DEFAULT_BYTE_CAP, Resource, read_resource
 from skilldeck.core.model import Skill
 
+if TYPE_CHECKING:
+    from skilldeck.core.telemetry import Telemetry
+
 
 def record_load(
-    skill: Skill, result: LoadResult, latency_ms: float, *, actor: str, **context: Any
+    skill: Skill,
+    result: LoadResult,
+    latency_ms: float,
+    *,
+    actor: str,
+    telemetry: Telemetry,
+    **context: Any,
 ) -> None:
     """Emit the ``skill_loaded`` telemetry event for a finished load (never raises).
 
@@ -22,11 +31,10 @@ def record_load(
         result: What the load produced.
         latency_ms: How long the load took.
         actor: ``agent``, ``operator`` or ``cli``.
+        telemetry: Where the event goes (the workspace's :attr:`~Workspace.telemetry`).
         context: Extra fields (``session``, ``source``).
     """
-    from skilldeck.core.telemetry import emit
-
-    emit(
+    telemetry.emit(
         "skill_loaded",
         name=skill.name,
         path=str(skill.path),
@@ -44,12 +52,14 @@ def load_and_record(
     token_cap: int = DEFAULT_TOKEN_CAP,
     *,
     actor: str,
+    telemetry: Telemetry,
     **context: Any,
 ) -> LoadResult:
-    """:func:`load_skill`, then the ``skill_loaded`` telemetry event."""
+    """:func:`load_skill`, then the ``skill_loaded`` telemetry event (to ``telemetry``)."""
     started = time.perf_counter()
     result = load_skill(skill, arguments, token_cap)
-    record_load(skill, result, (time.perf_counter() - started) * 1000, actor=actor, **context)
+    elapsed = (time.perf_counter() - started) * 1000
+    record_load(skill, result, elapsed, actor=actor, telemetry=telemetry, **context)
     return result
 
 
@@ -59,15 +69,15 @@ def read_and_record(
     byte_cap: int = DEFAULT_BYTE_CAP,
     *,
     actor: str,
+    telemetry: Telemetry,
     **context: Any,
 ) -> Resource:
-    """:func:`read_resource` with a ``skill_resource_requested`` event, refused or not."""
-    from skilldeck.core.telemetry import emit
-
+    """:func:`read_resource` with a ``skill_resource_requested`` event (to ``telemetry``),
+    refused or not."""
     try:
         resource = read_resource(skill, rel_path, byte_cap)
     except SkilldeckError as exc:
-        emit(
+        telemetry.emit(
             "skill_resource_requested",
             name=skill.name,
             resource=rel_path,
@@ -77,7 +87,7 @@ def read_and_record(
             **context,
         )
         raise
-    emit(
+    telemetry.emit(
         "skill_resource_requested",
         name=skill.name,
         resource=resource.path,

@@ -9,6 +9,7 @@ telemetry). A search runs in stages: :mod:`.query` (the words as weighted terms)
 the arrays they read.
 """
 
+from skilldeck.core.limits import AGENT_LIMIT, HUMAN_LIMIT
 from skilldeck.core.search.bm25 import BM25Postings
 from skilldeck.core.search.evaluate import (
     EvalQuery,
@@ -19,10 +20,8 @@ from skilldeck.core.search.evaluate import (
     load_queries,
 )
 from skilldeck.core.search.index import (
-    AGENT_LIMIT,
     CLUSTER_GAP,
     FIELD_WEIGHTS,
-    HUMAN_LIMIT,
     SEMANTIC_FIELD_WEIGHTS,
     SEMANTIC_WEIGHTS,
     WEIGHTS,

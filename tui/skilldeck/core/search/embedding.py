@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from skilldeck.core.config import Settings
     from skilldeck.core.search.semantic import Embedder
     from skilldeck.core.store import LocalStore
+    from skilldeck.core.telemetry import Telemetry
 
 SEM_LOW, SEM_HIGH = 0.1, 0.6
 """Cosine similarities mapped to 0 and 1 by the semantic signal."""
@@ -74,6 +75,9 @@ class EmbeddingSignal:
     semantic_reason: str | None = None
     """The reason code of :attr:`semantic_error` (see
     :class:`~skilldeck.core.search.semantic.SemanticUnavailable`)."""
+    telemetry: Telemetry | None = None
+    """Where the ``skill_embedding_fallback`` event goes (the workspace sets its own);
+    None: a writer configured by :attr:`settings`."""
 
     def _weight_vector(self, weights: Mapping[str, float] | None = None) -> list[float]:
         raise NotImplementedError
@@ -154,14 +158,15 @@ class EmbeddingSignal:
         return np.stack([have[k] for k in keys]).astype(np.float32, copy=False)
 
     def _semantic_fallback(self, message: str, reason: str) -> None:
-        from skilldeck.core import telemetry
+        from skilldeck.core.telemetry import Telemetry
 
         self._embedder = None
         self._embeddings = None
         self._vector_keys = None
         self.postings.set_alt_weights(None)
         self.semantic_error, self.semantic_reason = message, reason
-        telemetry.emit("skill_embedding_fallback", reason=message, skills=len(self.skills))
+        writer = self.telemetry or Telemetry.from_settings(self.settings)
+        writer.emit("skill_embedding_fallback", reason=message, skills=len(self.skills))
 
     @property
     def semantic(self) -> bool:

@@ -41,6 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from skilldeck.core.config import Settings
+from skilldeck.core.limits import AGENT_LIMIT, HUMAN_LIMIT
 from skilldeck.core.model import Skill
 from skilldeck.core.search import query as query_stage
 from skilldeck.core.search import ranking
@@ -61,7 +62,6 @@ from skilldeck.core.search.embedding import EmbeddingSignal
 from skilldeck.core.search.names import NameTables, name_prefix
 from skilldeck.core.search.postings import FieldArrays, FieldPostings, FieldViews
 from skilldeck.core.search.results import (
-    AGENT_LIMIT,
     CLUSTER_GAP,
     SearchResponse,
     SearchResult,
@@ -108,7 +108,6 @@ corpus and MetaTool queries (``tests/eval/README.md``), best mean recall@1."""
 SEMANTIC_WEIGHTS: dict[str, float] = {"semantic": 1.0, "coverage": 1.0, "bm25": 0.2, "name": 0.1}
 """Fusion with embeddings, chosen the same way: the embedding and the absolute lexical
 evidence (coverage) decide, relative BM25 and the name break near-ties."""
-HUMAN_LIMIT = 20
 BASE_CACHE = 8
 _EMPTY_FIELD: FieldArrays = (
     np.zeros(0, dtype=np.int32),

@@ -98,7 +98,8 @@ class Fused:
         clustered: Several kept results score within :data:`CLUSTER_GAP` of the top one.
         complete_of: Document -> whether all its required tools are available.
         lead: The top result's lead over the next result that is another skill (its
-            own score when there is none).
+            own score when there is none); 0 with embeddings when their signal does not
+            separate the two by :attr:`~.calibration.Calibration.margin`.
         sure: The top result is named in the query, triggered, or the query is its name.
     """
 
@@ -256,15 +257,21 @@ def _lead(
 ) -> tuple[float, bool]:
     """The top result's lead over the best-ranked result of another name (copies of one
     skill are equally right), and whether it is named, triggered or the query's exact
-    name."""
+    name. With embeddings the lead counts as 0 when the top result's semantic signal
+    beats that other skill's by less than the calibrated margin (:mod:`.calibration`)."""
     first = int(sig.cand[ranked[0]])
     name = index.names[first].lower()
     top = float(final[ranked[0]])
+    semantic = sig.values.get("semantic")
     lead = top
+    margin = float(semantic[ranked[0]]) if semantic is not None else 0.0
     for i in ranked[1:].tolist():
         if index.names[int(sig.cand[i])].lower() != name:
             lead = top - float(final[i])
+            margin -= float(semantic[i]) if semantic is not None else 0.0
             break
+    if semantic is not None and margin < calibration_for(True).margin:
+        lead = 0.0
     sure = first in sig.mentioned or first in sig.fired
     if not sure and sig.query:
         sure = normalize(sig.query) == index.normalized_names([first])[0]

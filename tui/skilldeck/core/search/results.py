@@ -6,15 +6,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skilldeck.core.config import Settings
+from skilldeck.core.limits import AGENT_LIMIT
 from skilldeck.core.model import Skill
 
 if TYPE_CHECKING:
     from skilldeck.core.search.index import SearchIndex
+    from skilldeck.core.telemetry import Telemetry
 
 CLUSTER_GAP = 0.05
 """Results scoring within this of the top one make the answer "clustered"."""
-AGENT_LIMIT = 3
-"""Results an agent gets (:func:`agent_search`)."""
 
 
 @dataclass(slots=True)
@@ -137,20 +137,23 @@ def agent_search(
     settings: Settings | None = None,
     *,
     available_tools: set[str] | None = None,
+    telemetry: Telemetry | None = None,
 ) -> SearchResponse:
     """Agent-facing search: top ``limit`` (3), confidence judged, ``skill_selected`` emitted.
 
     When the top result is not confident under ``settings.confidence_threshold`` (see
     :mod:`skilldeck.core.search.calibration`) the response's ``confident`` is False and
     its :attr:`SearchResponse.message` says "no confident match"; the candidates are still
-    returned for the agent to weigh.
+    returned for the agent to weigh. The event goes to ``telemetry`` (the workspace's;
+    default: a writer configured by ``settings``, else by the index's settings).
     """
-    from skilldeck.core import telemetry
+    from skilldeck.core.telemetry import Telemetry
 
     response = index.search(query, limit=limit, available_tools=available_tools)
     if settings is not None and settings.confidence_threshold != response.threshold:
         response.rejudge(float(settings.confidence_threshold))
-    telemetry.emit(
+    writer = telemetry or Telemetry.from_settings(settings or index.settings)
+    writer.emit(
         "skill_selected",
         query=query,
         confident=response.confident,

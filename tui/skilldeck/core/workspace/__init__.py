@@ -12,12 +12,17 @@ Stages (each blocking; the TUI runs them in a thread worker):
 * :meth:`Workspace.tools` loads the tool registry and checks every skill's tools.
 * :meth:`Workspace.refresh` / :meth:`Workspace.refresh_if_changed` discover again and
   bring the later stages up to date for what changed.
-* :meth:`Workspace.search_once` (a command that searches and exits) skips all of that
-  when the store proves the catalog unchanged (:mod:`~skilldeck.core.workspace.oneshot`).
+* :meth:`Workspace.search` is the one search of every face (people and agents, one-shot
+  commands and long-running faces); a command that searches and exits skips the stages
+  above when the store proves the catalog unchanged
+  (:mod:`~skilldeck.core.workspace.oneshot`).
+* :attr:`Workspace.telemetry` is the one telemetry writer, configured by the face's
+  settings and passed down to search, loading, sessions and execution.
 
 Beside it: :mod:`~skilldeck.core.workspace.lint_store` (lint findings kept in the local
 store), :mod:`~skilldeck.core.workspace.watch` (what to stat to see a change) and
-:mod:`~skilldeck.core.workspace.views` (the ranked rows the read side answers with).
+:mod:`~skilldeck.core.workspace.views` (the name order of the read side). The default
+limits (:data:`HUMAN_LIMIT`, :data:`AGENT_LIMIT`) come from :mod:`skilldeck.core.limits`.
 
 Thread safety: a stage computes outside the lock and swaps its result in under
 :attr:`Workspace.lock`; readers take a consistent snapshot under it. Searches hold the
@@ -35,8 +40,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from skilldeck.core.config import Settings
+from skilldeck.core.limits import AGENT_LIMIT, HUMAN_LIMIT
 from skilldeck.core.model import Catalog, Diagnostic, Severity, Skill, Source
-from skilldeck.core.workspace.views import Hit, Ranked, sort_key, winners_first
+from skilldeck.core.telemetry import Telemetry
+from skilldeck.core.workspace.views import sort_key
 from skilldeck.core.workspace.watch import baseline, stat
 from skilldeck.core.workspace.watch import changed as watched_changed
 
@@ -48,7 +55,15 @@ if TYPE_CHECKING:
     from skilldeck.core.tools import ToolAvailability, ToolRegistry
     from skilldeck.core.workspace.oneshot import Scanned
 
-__all__ = ["FULL_RELINT_MAX", "Hit", "Ranked", "Scope", "Workspace", "sort_key"]
+__all__ = [
+    "AGENT_LIMIT",
+    "FULL_RELINT_MAX",
+    "HUMAN_LIMIT",
+    "Scope",
+    "Telemetry",
+    "Workspace",
+    "sort_key",
+]
 
 Scope = Literal["all", "active", "visible"]
 """Which skills an index covers: every one, the winners, or what a model may see."""
@@ -59,10 +74,6 @@ FULL_RELINT_MAX = 2000
 
 def _stamp(skill: Skill) -> tuple[int, int, str, bool, Path | None]:
     return (skill.mtime_ns, skill.size, skill.content_hash, skill.enabled, skill.shadowed_by)
-
-
-def _ms(started: float) -> float:
-    return (time.perf_counter() - started) * 1000.0
 
 
 class Workspace:
@@ -76,6 +87,7 @@ class Workspace:
         store: The local store (default: :meth:`LocalStore.open` under ``SKILLDECK_HOME``).
         watch: Record what to stat for :meth:`changed_on_disk` at each discovery (faces
             that poll for changes; a one-shot command skips that cost).
+        telemetry: The telemetry writer (default: one configured by ``settings``).
 
     Attributes:
         catalog: Every discovered skill (shadowed ones too).
@@ -87,6 +99,8 @@ class Workspace:
         fingerprint: The catalog's :func:`~skilldeck.core.discovery.fingerprint` (None
             before discovery or when a file had just changed), saved with its indexes.
         lock: Held while state is swapped in and while an index is searched.
+        telemetry: The one telemetry writer of this workspace, configured by its face's
+            settings; search, loading, sessions and execution all emit to it.
     """
 
     def __init__(
@@ -98,12 +112,14 @@ class Workspace:
         cwd: Path | None = None,
         store: LocalStore | None = None,
         watch: bool = False,
+        telemetry: Telemetry | None = None,
     ) -> None:
         if store is None:
             from skilldeck.core.store import LocalStore
 
             store = LocalStore.open()
         self.settings = settings
+        self.telemetry = telemetry or Telemetry.from_settings(settings)
         self.explicit_roots = [Path(p).expanduser() for p in roots] if roots else None
         self.profile = profile
         self.cwd = cwd
@@ -224,7 +240,7 @@ class Workspace:
         """The search index over ``scope`` (loaded from the store, or built), kept current.
 
         One thread loads at a time; the others wait for its index. Searches meanwhile use
-        the previous index (:meth:`rank`). An index with the embedding signal keeps it.
+        the previous index (:meth:`search`). An index with the embedding signal keeps it.
         """
         with self._index_lock:
             with self.lock:
@@ -247,9 +263,11 @@ class Workspace:
         from skilldeck.core.search.persist import load_or_build
 
         key = self.index_key(scope)
-        return load_or_build(
+        index = load_or_build(
             skills, self.store, key, self.settings, semantic=semantic, fingerprint=fingerprint
         )
+        index.telemetry = self.telemetry
+        return index
 
     def has_index(self, scope: Scope = "all") -> bool:
         """Whether :meth:`index` has run for ``scope``."""
@@ -432,37 +450,66 @@ class Workspace:
     def search(
         self,
         query: str,
-        limit: int,
         *,
         scope: Scope = "all",
-        explain: bool = False,
-        tools: set[str] | None = None,
-    ) -> SearchResponse:
-        """A person's search over ``scope`` (the index is loaded or built when missing)."""
-        index = self.index(scope)
-        with self.lock:
-            return index.search(query, limit=limit, explain=explain, available_tools=tools)
-
-    def search_once(
-        self,
-        query: str,
-        limit: int,
-        *,
-        scope: Scope = "active",
+        limit: int | None = None,
         explain: bool = False,
         tools: set[str] | None = None,
         agent: bool = False,
-        semantic: bool = False,
+        semantic: bool | None = None,
     ) -> SearchResponse:
-        """A search for a command that searches and exits: the same answer as
-        :meth:`search` (or :meth:`agent_search` with ``agent``) without building the
-        catalog when the store proves it unchanged (:meth:`quick_index`)."""
+        """The one search every face uses: rank the skills of ``scope`` for ``query``.
+
+        The index is picked here (:meth:`_searchable`): the saved one when this workspace
+        has not discovered (a command that searches and exits: no catalog is built when
+        the store proves it unchanged), else the current one (loaded or built when
+        missing; while another thread loads it the previous one answers). The search runs
+        under :attr:`lock`.
+
+        Args:
+            query: Free text, a few keywords, or a partial query being typed.
+            scope: Which skills: all, the winners, or the ones visible to models.
+            limit: Most results (default :data:`AGENT_LIMIT` with ``agent``, else
+                :data:`HUMAN_LIMIT`).
+            explain: Per-field scores in each result's signals.
+            tools: Available tools (skills missing none win ties).
+            agent: Judge confidence with the settings' threshold and emit
+                ``skill_selected`` to :attr:`telemetry`.
+            semantic: The embedding signal: None uses it when the index has it, True turns
+                it on first (slow the first time), False skips it for this query.
+        """
         from skilldeck.core.search import agent_search
 
-        index = self.quick_index(scope, semantic=semantic)
-        if agent:
-            return agent_search(index, query, limit, self.settings, available_tools=tools)
-        return index.search(query, limit=limit, explain=explain, available_tools=tools)
+        if limit is None:
+            limit = AGENT_LIMIT if agent else HUMAN_LIMIT
+        index = self._searchable(scope, semantic=bool(semantic))
+        with self.lock:
+            if agent:
+                return agent_search(
+                    index,
+                    query,
+                    limit,
+                    self.settings,
+                    available_tools=tools,
+                    telemetry=self.telemetry,
+                )
+            return index.search(
+                query, limit=limit, explain=explain, available_tools=tools, semantic=semantic
+            )
+
+    def _searchable(self, scope: Scope, *, semantic: bool) -> SearchIndex:
+        """The index a search of ``scope`` reads (see :meth:`search`)."""
+        if not self.generation:
+            return self.quick_index(scope, semantic=semantic)
+        with self.lock:
+            held = self._indexes.get(scope)
+        if held is not None and held[0] != self.generation and self._index_lock.locked():
+            index = held[1]  # being brought up to date: the previous index answers
+        else:
+            index = self.index(scope)
+        if semantic and not index.semantic and index.semantic_error is None:
+            index.enable_semantic()
+        return index
 
     def quick_index(self, scope: Scope = "active", *, semantic: bool = False) -> SearchIndex:
         """The index of ``scope`` for one-shot searches (kept for the next queries): the
@@ -475,52 +522,3 @@ class Workspace:
         if index is None:
             index = self._oneshot[scope] = quick_index(self, scope, semantic)
         return index
-
-    def agent_search(
-        self, query: str, limit: int, *, scope: Scope = "visible", tools: set[str] | None = None
-    ) -> SearchResponse:
-        """Agent-facing search (confidence judged, ``skill_selected`` emitted)."""
-        from skilldeck.core.search import agent_search
-
-        index = self.index(scope)
-        with self.lock:
-            return agent_search(index, query, limit, self.settings, available_tools=tools)
-
-    def rank(self, query: str, limit: int, semantic: bool = False) -> Ranked:
-        """Answer one query over every skill: ranked, or name-sorted for an empty query;
-        shadowed copies always come after every winner (:func:`views.winners_first`).
-
-        Before the index is ready a plain case-insensitive filter on name and description
-        stands in (``ranked`` is then False). The embedding signal is used only when
-        ``semantic`` and the index has it.
-        """
-        started = time.perf_counter()
-        text = query.strip()
-        if not text:
-            listing = winners_first([Hit(s) for s in self.all_sorted()])
-            return Ranked(query, listing[:limit], len(listing), _ms(started))
-        held = self._indexes.get("all")
-        if held is None:
-            needle = text.lower()
-            found = [
-                s
-                for s in self.all_sorted()
-                if needle in s.name.lower() or needle in s.description.lower()
-            ]
-            hits = winners_first([Hit(s) for s in found])[:limit]
-            return Ranked(query, hits, len(found), _ms(started), ranked=False)
-        use_semantic = semantic and bool(held[1].semantic)
-        with self.lock:
-            response = held[1].search(text, limit=limit, semantic=use_semantic)
-        hits = [Hit(self.skill_at(r.skill.path) or r.skill, r.score) for r in response.results]
-        hits = winners_first(hits)
-        total = max(response.total, len(hits))
-        return Ranked(query, hits, total, _ms(started), semantic=use_semantic)
-
-    def explain(self, query: str, limit: int = 200) -> SearchResponse | None:
-        """The search explanation for ``query`` (None before the index is ready)."""
-        held = self._indexes.get("all")
-        if held is None or not query.strip():
-            return None
-        with self.lock:
-            return held[1].search(query.strip(), limit=limit, explain=True)

@@ -141,7 +141,10 @@ def open_saved(workspace: Workspace, scope: Scope, walked: Scanned) -> SearchInd
 
     key = workspace.index_key(scope)
     index = load_saved(workspace.store, key, walked.fingerprint, workspace.settings, documents)
-    return None if missing else index
+    if index is None or missing:
+        return None
+    index.telemetry = workspace.telemetry
+    return index
 
 
 def _load(workspace: Workspace, pick: tuple[RootScan, Found]) -> Skill:
