@@ -266,9 +266,17 @@ async def serve_http(
     :class:`~skilldeck.mcp.http_guard.HttpGuard` (``token`` None: no bearer token)."""
     import uvicorn
 
+    from skilldeck.mcp.slow_headers import HeaderTimeoutH11
+
     guarded = HttpGuard(app.server.streamable_http_app(host=host), host, token)
     config = uvicorn.Config(
-        guarded, host=host, port=port, log_level="warning", lifespan="on", access_log=False
+        guarded,
+        host=host,
+        port=port,
+        http=HeaderTimeoutH11,
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
     )
 
     class _Server(uvicorn.Server):
