@@ -66,11 +66,13 @@ def build_root(root: Path) -> Path:
 
 
 def new_app(roots: list[Path], **kwargs: object) -> SkilldeckApp:
-    """The app as tests run it: no watcher, no polling timer, no debounce, no embeddings."""
+    """The app as tests run it: no watcher, no polling timer, no debounce, no embeddings,
+    and dialogs answer keys at once (``key_guard=0.3`` tests the real delay)."""
     options: dict[str, object] = {
         "watch": False,
         "poll_interval": 0,
         "debounce": 0,
+        "key_guard": 0,
         "semantic": False,
     }
     options.update(kwargs)

@@ -70,6 +70,7 @@ async def shoot(
         watch=False,
         poll_interval=0,
         debounce=0,
+        key_guard=0,  # the scenes type into dialogs at once
         semantic=False,
         deterministic=True,
     )
@@ -99,12 +100,12 @@ async def main_scene(pilot: object) -> None:
 
 async def review_scene(pilot: object) -> None:
     """Review mode over the shipped skills."""
-    await press(pilot, "down", "v")
+    await press(pilot, "down", "f4")
 
 
 async def force_load_scene(pilot: object) -> None:
     """The force-load dialog with arguments."""
-    await press(pilot, *"write skill", "down", "l", *"pdf-forms")
+    await press(pilot, *"write skill", "down", "f6", *"pdf-forms")
 
 
 async def approvals_scene(pilot: object) -> None:
@@ -115,14 +116,14 @@ async def approvals_scene(pilot: object) -> None:
     from skilldeck.core.sessions import SessionStore
 
     assert isinstance(pilot, Pilot) and isinstance(pilot.app, SkilldeckApp)
-    await press(pilot, *"triage", "down", "l", *"which skill fits", "ctrl+s")
+    await press(pilot, *"triage", "down", "f6", *"which skill fits", "ctrl+s")
     app = pilot.app
     assert app.session_id is not None
     other = SessionStore()  # an agent (e.g. the MCP server) in another process
     other.check(app.session_id, "WebFetch", actor="agent")
     other.check(app.session_id, "Bash(rm -rf build)", actor="agent")
     other.close()
-    await press(pilot, "s")
+    await press(pilot, "f5")
     app._poll_store()
     await settle(pilot)
     await press(pilot, "tab")
@@ -159,7 +160,7 @@ async def script_review_scene(pilot: object) -> None:
     finally:
         other.close()
         del os.environ["SKILLDECK_SKILLS_EXEC"]
-    await press(pilot, "down", "s")
+    await press(pilot, "down", "f5")
     pilot.app._poll_store()
     await settle(pilot)
     await press(pilot, "a")

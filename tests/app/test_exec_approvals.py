@@ -63,7 +63,7 @@ def queue_run(root: Path, store: SessionStore, session: Session) -> str:
 
 async def open_review(pilot: object) -> RequestReviewDialog:
     """From the main screen: sessions, then ``a`` on the highlighted pending request."""
-    await pilot.press("down", "s")  # type: ignore[attr-defined]
+    await pilot.press("down", "f5")  # type: ignore[attr-defined]
     await settle(pilot)  # type: ignore[arg-type]
     await pilot.press("a")  # type: ignore[attr-defined]
     await settle(pilot)  # type: ignore[arg-type]
@@ -98,7 +98,7 @@ async def test_pending_script_shows_text_and_hash_then_approve_pins_it(root: Pat
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("down", "s")
+        await pilot.press("down", "f5")
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, SessionsScreen)

@@ -124,7 +124,7 @@ async def test_preview_frontmatter_markdown_and_raw_toggle(root: Path) -> None:
         table = text_of(app.screen.query_one("#frontmatter", Static))
         assert "Fills and flattens PDF forms" in table
         assert app.screen.query_one("#md", Markdown).display
-        await pilot.press("r")
+        await pilot.press("f2")
         await settle(pilot)
         raw = app.screen.query_one("#raw", TextArea)
         assert preview.raw and raw.show_line_numbers and raw.read_only
@@ -202,7 +202,7 @@ async def test_explain_shows_signals_for_the_highlighted_result(root: Path) -> N
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press(*"pdf form", "down", "x")
+        await pilot.press(*"pdf form", "down", "f3")
         await settle(pilot)
         assert app.screen.query_one("#tabs", TabbedContent).active == "tab-explain"
         text = text_of(app.screen.query_one("#explain-text", Static))
@@ -213,7 +213,7 @@ async def test_explain_follows_the_highlight(root: Path) -> None:
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press(*"release notes pdf", "down", "x")
+        await pilot.press(*"release notes pdf", "down", "f3")
         await settle(pilot)
         first = text_of(app.screen.query_one("#explain-text", Static))
         await pilot.press("down")

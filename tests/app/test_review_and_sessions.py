@@ -33,7 +33,7 @@ async def test_review_groups_filters_and_opens_at_line(root: Path) -> None:
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("down", "v")
+        await pilot.press("down", "f4")
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, ReviewScreen)
@@ -70,7 +70,7 @@ async def test_force_load_records_operator_in_the_store(root: Path) -> None:
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press(*"pdf", "down", "l")
+        await pilot.press(*"pdf", "down", "f6")
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, ForceLoadDialog)
@@ -105,7 +105,7 @@ async def test_force_load_cancel_writes_nothing(root: Path) -> None:
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press(*"pdf", "down", "l")
+        await pilot.press(*"pdf", "down", "f6")
         await settle(pilot)
         await pilot.press("escape")
         await settle(pilot)
@@ -121,7 +121,7 @@ async def test_approvals_pending_queue_and_mode_seen_through_the_store(root: Pat
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("down", "s")
+        await pilot.press("down", "f5")
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, SessionsScreen)
@@ -177,7 +177,7 @@ async def test_disable_then_enable_writes_only_the_registry(root: Path, tmp_path
     registry = app.workspace.settings.registry_file
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press(*"pdf", "down", "e")
+        await pilot.press(*"pdf", "down", "f7")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmDialog)
         await pilot.press("y")
@@ -186,12 +186,12 @@ async def test_disable_then_enable_writes_only_the_registry(root: Path, tmp_path
         assert "false" in json.dumps(data).lower()
         skill = app.screen.query_one(ResultsList).current
         assert skill is not None and not skill.enabled
-        await pilot.press("e")
+        await pilot.press("f7")
         await settle(pilot)
         await pilot.press("n")  # cancel: nothing changes
         await settle(pilot)
         assert not app.screen.query_one(ResultsList).current.enabled  # type: ignore[union-attr]
-        await pilot.press("e", "y")
+        await pilot.press("f7", "y")
         await settle(pilot)
         assert app.screen.query_one(ResultsList).current.enabled  # type: ignore[union-attr]
     assert skill_md.read_bytes() == before
@@ -201,9 +201,9 @@ async def test_disabled_skill_cannot_be_force_loaded(root: Path) -> None:
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press(*"pdf", "down", "e", "y")
+        await pilot.press(*"pdf", "down", "f7", "y")
         await settle(pilot)
-        await pilot.press("l")
+        await pilot.press("f6")
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, ForceLoadDialog)

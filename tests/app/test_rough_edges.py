@@ -67,10 +67,10 @@ async def test_disabling_updates_the_header_at_once(root: Path) -> None:
         await pilot.press(*"pdf", "down")
         await settle(pilot)
         assert "status      enabled" in header(app)
-        await pilot.press("e", "y")
+        await pilot.press("f7", "y")
         await settle(pilot)
         assert "disabled (registry)" in header(app)
-        await pilot.press("e", "y")
+        await pilot.press("f7", "y")
         await settle(pilot)
         assert "status      enabled" in header(app)
     # Re-enabling removes the entry instead of writing "enabled": true.
@@ -187,7 +187,7 @@ async def test_sessions_confirm_widening_and_approve_exactly_the_highlighted(
     app = new_app([root])
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await pilot.press("down", "s")
+        await pilot.press("down", "f5")
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, SessionsScreen)
@@ -233,7 +233,7 @@ async def test_review_rows_wrap_under_the_message_and_keep_every_word(tmp_path: 
     app = new_app([root])
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("down", "v")
+        await pilot.press("down", "f4")
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, ReviewScreen)
@@ -257,11 +257,16 @@ async def test_keys_right_after_down_go_to_the_results(root: Path) -> None:
     app = new_app([root])
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        burst(app, [*((c, c) for c in "release"), ("down", None), ("r", "r")])
+        burst(app, [*((c, c) for c in "release"), ("down", None), ("f2", None)])
         await settle(pilot)
         assert app.screen.query_one("#search", SearchBox).value == "release"
         assert isinstance(app.focused, ResultsList)
         assert app.screen.query_one(PreviewPane).raw
+        # Letters typed in the results list go back to the query, in order.
+        burst(app, [("down", None), *((c, c) for c in " notes"), ("up", None)])
+        await settle(pilot)
+        assert app.screen.query_one("#search", SearchBox).value == "release notes"
+        assert isinstance(app.focused, SearchBox)
 
 
 async def test_narrow_screen_keeps_quit_tabs_and_names(root: Path) -> None:
@@ -272,7 +277,7 @@ async def test_narrow_screen_keeps_quit_tabs_and_names(root: Path) -> None:
         await settle(pilot)
         shot = app.export_screenshot()
         assert "Quit" in shot and "Explain" in shot and "git-release" in shot
-        await pilot.press("s")
+        await pilot.press("f5")
         await settle(pilot)
         assert "Quit" in app.export_screenshot()
 
@@ -288,7 +293,7 @@ async def test_review_rows_keep_every_word_when_the_list_scrolls(tmp_path: Path)
     app = new_app([root])
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await pilot.press("down", "v")
+        await pilot.press("down", "f4")
         await settle(pilot)
         findings = app.screen.query_one("#findings", OptionList)
         assert findings.max_scroll_y > 0  # the scrollbar is there

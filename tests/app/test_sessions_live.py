@@ -45,7 +45,7 @@ async def test_request_from_another_host_shows_within_a_second(
     app = new_app([build_root(tmp_path / "skills")])
     async with app.run_test(size=(120, 40)) as pilot:
         await _quiet(pilot)
-        await pilot.press("down", "s")
+        await pilot.press("down", "f5")
         await _quiet(pilot)
         screen = app.screen
         assert isinstance(screen, SessionsScreen)

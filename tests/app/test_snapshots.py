@@ -44,17 +44,17 @@ def test_main_screen_small(snap_compare: SnapCompare, snap_app: SkilldeckApp) ->
 
 
 def test_review_mode(snap_compare: SnapCompare, snap_app: SkilldeckApp) -> None:
-    assert snap_compare(snap_app, terminal_size=(120, 40), run_before=keys("down", "v"))
+    assert snap_compare(snap_app, terminal_size=(120, 40), run_before=keys("down", "f4"))
 
 
 def test_force_load_dialog(snap_compare: SnapCompare, snap_app: SkilldeckApp) -> None:
     assert snap_compare(
-        snap_app, terminal_size=(120, 40), run_before=keys(*"pdf", "down", "l", *"a.pdf")
+        snap_app, terminal_size=(120, 40), run_before=keys(*"pdf", "down", "f6", *"a.pdf")
     )
 
 
 def test_disable_confirm_dialog(snap_compare: SnapCompare, snap_app: SkilldeckApp) -> None:
-    assert snap_compare(snap_app, terminal_size=(100, 30), run_before=keys(*"pdf", "down", "e"))
+    assert snap_compare(snap_app, terminal_size=(100, 30), run_before=keys(*"pdf", "down", "f7"))
 
 
 def test_help_screen(snap_compare: SnapCompare, snap_app: SkilldeckApp) -> None:

@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 
 from skilldeck.app import heap
 from skilldeck.app.commands import SkillCommands
+from skilldeck.app.dialogs.guarded import GUARD_SECONDS
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
@@ -44,6 +45,8 @@ class SkilldeckApp(App[int]):
         watch: Follow file changes under the roots.
         poll_interval: Seconds between checks of the session store for outside changes.
         debounce: Seconds of typing quiet before a search runs (0: search every keystroke).
+        key_guard: Seconds a dialog that writes ignores keys after it is shown, so keys
+            typed before it appeared cannot answer it (0: none).
         deterministic: Hide timings and stop cursor blink (snapshots, screenshots).
         semantic: Add the embedding signal after discovery; it refines results when typing
             pauses. None: only when ``settings.semantic`` and ``SKILLDECK_TUI_SEMANTIC=1``
@@ -87,6 +90,7 @@ class SkilldeckApp(App[int]):
         watch: bool = True,
         poll_interval: float = 1.0,
         debounce: float = 0.06,
+        key_guard: float = GUARD_SECONDS,
         deterministic: bool = False,
         semantic: bool | None = None,
     ) -> None:
@@ -95,6 +99,7 @@ class SkilldeckApp(App[int]):
         self.watch_files = watch
         self.poll_interval = poll_interval
         self.debounce = debounce
+        self.key_guard = key_guard
         self.collector = heap.IdleCollector()
         """Runs full garbage collections when the user pauses (see :mod:`skilldeck.app.heap`)."""
         self.deterministic = deterministic

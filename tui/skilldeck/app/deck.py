@@ -26,6 +26,7 @@ class DeckHost(Protocol):
     session_id: str | None
     deterministic: bool
     debounce: float
+    key_guard: float
     discovering: bool
     discovered: int
     stage: str

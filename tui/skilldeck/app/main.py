@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skilldeck.app.app import SkilldeckApp
+from skilldeck.app.dialogs.guarded import GUARD_SECONDS
 from skilldeck.core.config import Settings, load_settings
 from skilldeck.core.workspace import Workspace
 
@@ -21,6 +22,7 @@ def make_app(
     watch: bool = True,
     poll_interval: float = 1.0,
     debounce: float = 0.06,
+    key_guard: float = GUARD_SECONDS,
     deterministic: bool = False,
     semantic: bool | None = None,
     store: LocalStore | None = None,
@@ -34,6 +36,7 @@ def make_app(
         watch: Follow file changes live.
         poll_interval: Seconds between session-store change checks (0: never).
         debounce: Typing quiet time before a search (0: search on every keystroke).
+        key_guard: Seconds a writing dialog ignores keys after it is shown (0: none).
         deterministic: Hide timings and cursor blink (snapshots and screenshots).
         semantic: Embedding signal on/off (None: ``settings.semantic`` and
             ``SKILLDECK_TUI_SEMANTIC=1``; slow to start).
@@ -49,6 +52,7 @@ def make_app(
         watch=watch,
         poll_interval=poll_interval,
         debounce=debounce,
+        key_guard=key_guard,
         deterministic=deterministic,
         semantic=semantic,
     )

@@ -7,12 +7,14 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
+from skilldeck.app.dialogs.guarded import GuardedDialog
 
-class ConfirmDialog(ModalScreen[bool]):
-    """Ask before doing something that writes state; dismisses with True or False."""
+
+class ConfirmDialog(GuardedDialog[bool]):
+    """Ask before doing something that writes state; dismisses with True or False (keys
+    typed before it was shown are ignored, see :class:`GuardedDialog`)."""
 
     DEFAULT_CSS = """
     ConfirmDialog {
@@ -60,10 +62,12 @@ class ConfirmDialog(ModalScreen[bool]):
                 yield Button(f"{self._confirm} (y)", id="confirm", variant="warning")
 
     def on_mount(self) -> None:
-        self.query_one("#confirm", Button).focus()
+        self.focus_after_guard(self.query_one("#confirm", Button))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """Dismiss with the answer."""
+        if self.guarded:
+            return
         self.dismiss(event.button.id == "confirm")
 
     def action_cancel(self) -> None:

@@ -11,12 +11,11 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 from textual.widgets.text_area import Selection
 from textual.worker import get_current_worker
 
-from skilldeck.app.deck import UsesDeck
+from skilldeck.app.dialogs.guarded import GuardedDialog
 from skilldeck.app.labels import clean
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
@@ -48,8 +47,9 @@ class ForceLoadOutcome:
     truncated: bool
 
 
-class ForceLoadDialog(UsesDeck, ModalScreen[ForceLoadOutcome | None]):
-    """Arguments in, exact model text out, then confirm."""
+class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
+    """Arguments in, exact model text out, then confirm (keys typed before it was shown
+    are ignored)."""
 
     DEFAULT_CSS = """
     ForceLoadDialog {
@@ -153,7 +153,7 @@ class ForceLoadDialog(UsesDeck, ModalScreen[ForceLoadOutcome | None]):
         if self.deck.deterministic:
             self.query_one("#arguments", Input).cursor_blink = False
             self.query_one("#text", TextArea).cursor_blink = False
-        self.query_one("#arguments", Input).focus()
+        self.focus_after_guard(self.query_one("#arguments", Input))
         self._preview("")
 
     @on(Input.Changed, "#arguments")
@@ -226,6 +226,8 @@ class ForceLoadDialog(UsesDeck, ModalScreen[ForceLoadOutcome | None]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """Cancel or confirm."""
+        if self.guarded:
+            return
         if event.button.id == "confirm":
             self.action_confirm()
         else:

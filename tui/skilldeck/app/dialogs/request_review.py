@@ -12,10 +12,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static, TextArea
 
-from skilldeck.app.deck import UsesDeck
+from skilldeck.app.dialogs.guarded import GuardedDialog
 from skilldeck.app.labels import clean, literal
 from skilldeck.app.widgets.preview_pane import language_for
 from skilldeck.core.execution.review import FileRequest, FileReview, review_file_request
@@ -89,7 +88,7 @@ def review_warning(review: FileReview) -> Text | None:
     return Text("\n".join(notes), style="bold red") if notes else None
 
 
-class RequestReviewDialog(UsesDeck, ModalScreen[str | None]):
+class RequestReviewDialog(GuardedDialog[str | None]):
     """The text and SHA-256 of a requested file, then approve, deny or cancel.
 
     Dismisses with :data:`APPROVE`, :data:`DENY` or None.
@@ -176,7 +175,9 @@ class RequestReviewDialog(UsesDeck, ModalScreen[str | None]):
         area = self.query_one("#content", TextArea)
         if self.deck.deterministic:
             area.cursor_blink = False
-        area.focus()  # arrows and page keys scroll the text; a, d and escape decide
+        # arrows and page keys scroll the text; a, d and escape decide (once keys typed
+        # before the dialog was shown have been ignored)
+        self.focus_after_guard(area)
         self._read()
 
     @work(thread=True, exclusive=True)
@@ -214,13 +215,18 @@ class RequestReviewDialog(UsesDeck, ModalScreen[str | None]):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Approving waits until the file has been read (and could be)."""
+        """Approving waits until the file has been read (and could be); nothing runs
+        while keys typed before the dialog was shown are ignored."""
+        if self.guarded:
+            return False
         if action == "approve":
             return self.review is not None and self.review.error is None
         return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """Answer with the button's verdict."""
+        if self.guarded:
+            return
         if event.button.id == "approve":
             self.action_approve()
         elif event.button.id == "deny":

@@ -99,8 +99,9 @@ class MainScreen(SkillActions):
             id="main.search",
             tooltip="Put the cursor in the search box",
         ),
-        # Letter keys act when the results or panes have focus; the function keys work
-        # from the search box too (the footer shows whichever applies).
+        # Letter keys act when a detail pane has focus (in the search box and the results
+        # list letters are typed into the query); the function keys work everywhere (the
+        # footer shows whichever applies).
         Binding(
             "r",
             "toggle_raw",
@@ -177,6 +178,7 @@ class MainScreen(SkillActions):
                 yield SearchBox(
                     placeholder="Search skills  (↓ browse · F1 help)",
                     id="search",
+                    select_on_focus=False,  # type-ahead from the results appends
                     pass_keys=[alt_char for _tab, _label, alt_char in TABS],
                 )
                 with Horizontal(id="status-row"):
@@ -184,7 +186,15 @@ class MainScreen(SkillActions):
                     yield ProgressBar(
                         total=None, show_eta=False, show_percentage=False, id="progress"
                     )
-                yield ResultsList(id="results")
+                yield ResultsList(
+                    id="results",
+                    pass_keys=[
+                        *(str(n) for n in range(1, len(TABS) + 1)),
+                        "question_mark",
+                        "slash",
+                        *(alt_char for _tab, _label, alt_char in TABS),
+                    ],
+                )
             with TabbedContent(id="tabs"):
                 with TabPane("Preview", id="tab-preview"):
                     yield PreviewPane(id="preview")
@@ -264,6 +274,15 @@ class MainScreen(SkillActions):
             self.run_search()
         else:
             self._debounce = self.set_timer(delay, self.run_search)
+
+    @on(ResultsList.TypeAhead)
+    def _type_ahead(self, event: ResultsList.TypeAhead) -> None:
+        """Letters typed in the results go on the end of the query (as in fzf), and the
+        search box takes the focus for the rest."""
+        search = self.query_one("#search", SearchBox)
+        search.cursor_position = len(search.value)
+        search.insert_text_at_cursor(event.character)
+        search.focus()
 
     @on(Input.Submitted, "#search")
     def _query_submitted(self) -> None:

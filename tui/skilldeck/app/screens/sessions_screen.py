@@ -163,7 +163,10 @@ class SessionsScreen(UsesDeck, Screen[None]):
                 yield Label("Pending (enter read · a approve · d deny)", classes="section")
                 yield OptionList(id="pending")
                 with Horizontal(id="tool-row"):
-                    yield Input(placeholder="tool, e.g. Bash or github.*", id="tool")
+                    yield Input(
+                        placeholder="tool, e.g. Bash or github.* (enter: approve or deny)",
+                        id="tool",
+                    )
                     yield Button("Approve", id="approve", variant="success")
                     yield Button("Deny", id="deny", variant="error")
                 yield Label("Audit log", classes="section")
@@ -321,11 +324,11 @@ class SessionsScreen(UsesDeck, Screen[None]):
         """Deny the typed tool, or the highlighted pending one."""
         self._decide("deny")
 
-    def _decide(self, verdict: str) -> None:
+    def _decide(self, verdict: str, tool: str | None = None) -> None:
         from skilldeck.app.dialogs.confirm import ConfirmDialog
         from skilldeck.core.sessions import tool_matches
 
-        tool = self._tool_choice()
+        tool = tool or self._tool_choice()
         if tool is None:
             self.notify("Type a tool name or highlight a pending request.", severity="warning")
             return
@@ -432,8 +435,26 @@ class SessionsScreen(UsesDeck, Screen[None]):
             self.action_deny()
 
     @on(Input.Submitted, "#tool")
-    def _tool_submitted(self) -> None:
-        self.query_one("#pending").focus()
+    def _tool_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the tool box asks whether to approve or deny what was typed (an empty
+        box goes on to the pending list)."""
+        from skilldeck.app.dialogs.tool_decision import ToolDecisionDialog
+
+        tool = event.value.strip()
+        if not tool:
+            self.query_one("#pending").focus()
+            return
+        if self._selected is None:
+            self.notify("No session: press n to create one.", severity="warning")
+            return
+
+        def done(verdict: str | None) -> None:
+            if verdict in ("approve", "deny"):
+                self._decide(verdict, tool)
+                # decided: the letter keys act on the lists again
+                self.call_after_refresh(self.query_one("#pending").focus)
+
+        self.app.push_screen(ToolDecisionDialog(tool, self._selected), done)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Letter keys belong to the tool box while it has focus."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
+from textual import events
 from textual.content import Content
 from textual.geometry import Spacing
 from textual.message import Message
@@ -97,7 +99,12 @@ def render_row(hit: Hit, state: Workspace, width: int = 80) -> Content:
 
 
 class ResultsList(OptionList):
-    """Search results; the highlighted row drives the detail panes."""
+    """Search results; the highlighted row drives the detail panes.
+
+    Printable keys typed here belong to the search (as in fzf): the list announces them
+    with :class:`TypeAhead` instead of letting them reach the screen's letter bindings,
+    so a query typed after browsing never runs a skill action.
+    """
 
     DEFAULT_CSS = """
     ResultsList, ResultsList:focus {
@@ -124,8 +131,21 @@ class ResultsList(OptionList):
             super().__init__()
             self.skill = skill
 
-    def __init__(self, *, id: str | None = None) -> None:
+    class TypeAhead(Message):
+        """A printable key typed in the list: it belongs in the search box."""
+
+        def __init__(self, character: str) -> None:
+            super().__init__()
+            self.character = character
+
+    def __init__(self, *, id: str | None = None, pass_keys: Iterable[str] = ()) -> None:
+        """Args:
+        id: The widget id.
+        pass_keys: Printable keys left to the screen's bindings (tab digits, ``?``)
+            instead of being typed into the search.
+        """
         super().__init__(id=id)
+        self._pass_keys = frozenset(pass_keys)
         self._hits: list[Hit] = []
         self._current: Skill | None = None
         self._total = 0
@@ -278,6 +298,17 @@ class ResultsList(OptionList):
         event.stop()
         if event.option_index < len(self._hits):
             self.post_message(self.SkillChosen(self._hits[event.option_index].skill))
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        """Printable keys are typed into the search, except the ``pass_keys``."""
+        return character is not None and character.isprintable() and key not in self._pass_keys
+
+    def on_key(self, event: events.Key) -> None:
+        """Send printable keys to the search box (through the screen)."""
+        if event.character is not None and self.check_consume_key(event.key, event.character):
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.TypeAhead(event.character))
 
     def action_last(self) -> None:
         """Highlight the last real row."""

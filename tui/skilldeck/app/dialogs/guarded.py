@@ -1,0 +1,69 @@
+"""The base of dialogs that write state: keys typed before the dialog was shown do nothing.
+
+Type-ahead aimed at the search box must never answer a question it did not see (``e``
+then ``y`` typed as part of a query once disabled a skill). For :data:`GUARD_SECONDS`
+after it is shown, such a dialog focuses nothing, drops every key and runs no action;
+then its first control takes the focus.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import ClassVar, TypeVar
+
+from textual import events
+from textual.screen import ModalScreen
+from textual.widget import Widget
+
+from skilldeck.app.deck import UsesDeck
+
+GUARD_SECONDS = 0.3
+"""How long a writing dialog ignores keys after it is shown (the app's ``key_guard``)."""
+
+ResultT = TypeVar("ResultT")
+
+
+class GuardedDialog(UsesDeck, ModalScreen[ResultT]):
+    """A modal screen that ignores keys for the app's ``key_guard`` seconds after it is
+    mounted;
+    subclasses call :meth:`focus_after_guard` from ``on_mount``."""
+
+    AUTO_FOCUS: ClassVar[str | None] = ""  # nothing has the focus while keys are ignored
+
+    _guard_until = math.inf
+    """Until when keys are ignored (from the start: keys can arrive before the mount)."""
+
+    def focus_after_guard(self, widget: Widget) -> None:
+        """Start ignoring keys now and give ``widget`` the focus once that ends.
+
+        Args:
+            widget: The control that answers keys afterwards.
+        """
+        delay = self.deck.key_guard
+        self._guard_until = time.monotonic() + delay
+        if delay <= 0:
+            widget.focus()
+            return
+
+        def ready() -> None:
+            self._guard_until = min(self._guard_until, time.monotonic())
+            widget.focus()
+            self.refresh_bindings()
+
+        self.set_timer(delay, ready)
+
+    @property
+    def guarded(self) -> bool:
+        """Whether keys are still ignored (the dialog was shown moments ago)."""
+        return time.monotonic() < self._guard_until
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No action runs while keys are ignored."""
+        return not self.guarded
+
+    def on_key(self, event: events.Key) -> None:
+        """Drop keys that arrive while the dialog is guarded."""
+        if self.guarded:
+            event.stop()
+            event.prevent_default()
