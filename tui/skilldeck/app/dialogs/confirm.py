@@ -64,12 +64,6 @@ class ConfirmDialog(GuardedDialog[bool]):
     def on_mount(self) -> None:
         self.focus_after_guard(self.query_one("#confirm", Button))
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        """Dismiss with the answer."""
-        if self.guarded:
-            return
-        self.dismiss(event.button.id == "confirm")
-
     def action_cancel(self) -> None:
         """Answer no."""
         self.dismiss(False)

@@ -224,15 +224,6 @@ class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
         self.query_one("#text", TextArea).load_text("")
         self.query_one("#confirm", Button).disabled = True
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        """Cancel or confirm."""
-        if self.guarded:
-            return
-        if event.button.id == "confirm":
-            self.action_confirm()
-        else:
-            self.action_cancel()
-
     def action_cancel(self) -> None:
         """Close without loading."""
         self.dismiss(None)

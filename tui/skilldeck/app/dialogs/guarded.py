@@ -15,6 +15,7 @@ from typing import ClassVar, TypeVar
 from textual import events
 from textual.screen import ModalScreen
 from textual.widget import Widget
+from textual.widgets import Button
 
 from skilldeck.app.deck import UsesDeck
 
@@ -61,6 +62,13 @@ class GuardedDialog(UsesDeck, ModalScreen[ResultT]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """No action runs while keys are ignored."""
         return not self.guarded
+
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
+        """A button runs the action named by its id (``approve`` runs ``action_approve``),
+        unless keys are still ignored."""
+        event.stop()
+        if not self.guarded and event.button.id:
+            await self.run_action(event.button.id)
 
     def on_key(self, event: events.Key) -> None:
         """Drop keys that arrive while the dialog is guarded."""

@@ -223,17 +223,6 @@ class RequestReviewDialog(GuardedDialog[str | None]):
             return self.review is not None and self.review.error is None
         return True
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        """Answer with the button's verdict."""
-        if self.guarded:
-            return
-        if event.button.id == "approve":
-            self.action_approve()
-        elif event.button.id == "deny":
-            self.action_deny()
-        else:
-            self.action_cancel()
-
     def action_approve(self) -> None:
         """Approve the request (pins the requested digest of the whole skill)."""
         if self.review is not None and self.review.error is None:

@@ -74,17 +74,6 @@ class ToolDecisionDialog(GuardedDialog[str | None]):
     def on_mount(self) -> None:
         self.focus_after_guard(self.query_one("#approve", Button))
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        """Answer with the button's verdict."""
-        if self.guarded:
-            return
-        if event.button.id == "approve":
-            self.action_approve()
-        elif event.button.id == "deny":
-            self.action_deny()
-        else:
-            self.action_cancel()
-
     def action_approve(self) -> None:
         """Approve the tool."""
         self.dismiss(APPROVE)
