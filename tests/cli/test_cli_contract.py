@@ -4,6 +4,9 @@ scope, shadowed copies and hostile text that must never reach the terminal raw."
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -183,3 +186,205 @@ def test_lint_info_never_fails_unless_asked(
     assert "SL005" in out and code == 0, out
     assert run(capsys, "lint", str(root), "--fail-on", "info")[0] == 1
     assert run(capsys, "lint", str(root), "--fail-on", "info", "--exit-zero")[0] == 0
+
+
+# -- issue #25: run exit status, CLI polish, parsing diagnostics ------------------------------
+
+
+@pytest.fixture
+def exec_root(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A skill ``codes`` whose script exits with its first argument; skills_exec on and the
+    skill allowed in the isolated home."""
+    from conftest import allowlist_line
+
+    for name in ("SKILLDECK_SKILLS_EXEC", "SKILLDECK_SKILLS_V1", "SKILLDECK_EXEC_TIMEOUT_S"):
+        monkeypatch.delenv(name, raising=False)
+    root = tmp_path / "skills"
+    write_skill(root, "codes", GOOD)
+    (root / "codes" / "scripts").mkdir()
+    script = "import sys\nprint('ran')\nsys.exit(int(sys.argv[1]))\n"
+    (root / "codes" / "scripts" / "exit.py").write_text(script, encoding="utf-8")
+    (isolated_home / "config.toml").write_text("skills_exec = true\n", encoding="utf-8")
+    line = allowlist_line(root / "codes", "scripts/exit.py")
+    (isolated_home / "ALLOWLIST.txt").write_text(line + "\n", encoding="utf-8")
+    return root
+
+
+def test_run_passes_the_scripts_exit_status_through(
+    exec_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for status in (0, 1, 2, 3, 42):
+        code, out, _ = run(
+            capsys, "--root", str(exec_root), "run", "codes", "scripts/exit.py", str(status)
+        )
+        assert (code, out) == (status, "ran\n")
+
+
+def test_run_own_refusals_and_errors_exit_125(
+    exec_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "--root", str(exec_root), "run", "codes", "scripts/nope.py")
+    assert code == 125 and "skilldeck: error" in err
+    code, _, err = run(capsys, "--root", str(exec_root), "run", "no-such-skill", "x.py")
+    assert code == 125 and "no-such-skill" in err
+    code, _, err = run(capsys, "--root", str(exec_root), "run", "codes")
+    assert code == 125 and "skilldeck run --help" in err
+    (exec_root / "codes" / "scripts" / "exit.py").write_text("changed\n", encoding="utf-8")
+    code, _, err = run(capsys, "--root", str(exec_root), "run", "codes", "scripts/exit.py", "0")
+    assert code == 125 and "PERMISSION_DENIED" in err
+
+
+def test_mistyped_command_and_choice_suggest_the_right_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run(capsys, "lsit")
+    assert code == 2 and "did you mean 'list'?" in err and "See 'skilldeck --help'." in err
+    code, _, err = run(capsys, "lint", "--fail-on", "warn")
+    assert code == 2 and "did you mean 'warning'?" in err
+    assert "See 'skilldeck lint --help'." in err
+    code, _, err = run(capsys, "session", "pending")
+    assert code == 2 and "See 'skilldeck session pending --help'." in err
+    code, _, err = run(capsys, "lint", "--selcet", "SL1")
+    assert code == 2 and "did you mean '--select'?" in err and "'skilldeck lint --help'" in err
+
+
+def test_version_and_quiet_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["-V"])
+    assert done.value.code == 0 and capsys.readouterr().out.startswith("skilldeck ")
+    root = tmp_path / "skills"
+    write_skill(root, "csv-export", GOOD)
+    code, out, _ = run(capsys, "--root", str(root), "validate")
+    assert code == 0 and "skill(s) checked" in out
+    code, out, _ = run(capsys, "-q", "--root", str(root), "validate")
+    assert code == 0 and out == ""
+    code, out, _ = run(capsys, "--root", str(root), "list", "--quiet")
+    assert code == 0 and "csv-export" in out and "skill(s)" not in out
+
+
+def test_list_labels_its_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "csv-export", GOOD)
+    code, out, _ = run(capsys, "--root", str(root), "list")
+    header = out.splitlines()[0].split()
+    assert code == 0 and header == ["NAME", "SOURCE", "STATUS", "DESCRIPTION"]
+    assert "STATUS:" in out.splitlines()[-1]
+
+
+def test_root_that_is_a_file_is_refused_clearly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hi\n", encoding="utf-8")
+    code, out, err = run(capsys, "--root", str(notes), "list")
+    assert code == 2 and out == "" and "is a file, not a folder of skills" in err
+    assert "Traceback" not in err
+    skill_md = write_skill(tmp_path / "skills", "csv-export", GOOD)
+    code, out, _ = run(capsys, "--root", str(skill_md), "list")
+    assert code == 0 and "csv-export" in out  # a SKILL.md root still works
+
+
+def test_session_pending_says_nothing_waiting(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "session", "new", "--mode", "approval")
+    sid = out.strip()
+    code, out, _ = run(capsys, "session", "pending", sid)
+    assert code == 0 and "nothing waiting" in out
+    code, out, _ = run(capsys, "session", "pending", sid, "--format", "json")
+    assert json.loads(out)["pending"] == []
+
+
+def test_help_texts_load_arguments_optional_and_serve_lists_mcp_tools(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from skilldeck.mcp.schemas import TOOLS
+
+    with pytest.raises(SystemExit):
+        main(["load", "--help"])
+    out = capsys.readouterr().out
+    assert "[ARGUMENTS ...]" in out and "optional" in out
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert all(spec.name in out for spec in TOOLS) and "Prompts:" in out
+
+
+def test_cli_import_does_not_import_mcp() -> None:
+    code = "import sys, skilldeck.cli.main as m; m.build_parser(); print('mcp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_completion_script_completes_commands_and_options(tmp_path: Path) -> None:
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    script = subprocess.run(
+        [sys.executable, "-m", "skilldeck", "completion", "bash"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (tmp_path / "skilldeck.bash").write_text(script, encoding="utf-8")
+    show = '; _skilldeck; echo "${COMPREPLY[*]}"\n'
+    probe = (
+        f"source {tmp_path / 'skilldeck.bash'}\n"
+        f"COMP_WORDS=(skilldeck li); COMP_CWORD=1{show}"
+        f"COMP_WORDS=(skilldeck --root x lint --fa); COMP_CWORD=4{show}"
+        f"COMP_WORDS=(skilldeck session app); COMP_CWORD=2{show}"
+    )
+    out = subprocess.run([bash, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["list lint", "--fail-on", "approve"]
+    zsh = subprocess.run(
+        [sys.executable, "-m", "skilldeck", "completion", "zsh"], capture_output=True, text=True
+    )
+    assert zsh.returncode == 0 and "bashcompinit" in zsh.stdout and "_skilldeck" in zsh.stdout
+
+
+def test_validate_and_lint_report_bom_and_bad_body_bytes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "skills"
+    bom = write_skill(root, "with-bom", GOOD)
+    bom.write_bytes(b"\xef\xbb\xbf" + bom.read_bytes())
+    latin = write_skill(root, "latin-body", GOOD, body="# Title\n\ncafe time\n")
+    latin.write_bytes(latin.read_bytes().replace(b"cafe", b"caf\xe9"))
+    code, out, _ = run(capsys, "validate", str(root))
+    assert f"{bom}:1:1: SD119 warning" in out and "byte order mark" in out
+    assert f"{latin}:7:4: SD106 warning body is not valid UTF-8 at line 7" in out
+    code, out, _ = run(capsys, "lint", str(root))
+    assert code == 1 and f"{bom}:1:1: SL106" in out and f"{latin}:7:4: SL106" in out
+
+
+def test_lint_reports_a_missing_description_like_validate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "skills" / "no-desc"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: no-desc\n---\n# Body\n", encoding="utf-8")
+    code, out, _ = run(capsys, "validate", str(folder))
+    assert code == 1 and "SV201" in out
+    code, out, _ = run(capsys, "lint", str(folder))
+    assert code == 1 and "SL011 error description is missing" in out
+
+
+def test_unterminated_quote_points_at_its_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "skills" / "quoted"
+    folder.mkdir(parents=True)
+    text = '---\nname: quoted\ndescription: "Converts files\nlicense: MIT\nx: y\n---\nbody\n'
+    (folder / "SKILL.md").write_text(text, encoding="utf-8")
+    code, out, _ = run(capsys, "validate", str(folder))
+    assert code == 1 and ':3:14: SD103 error YAML error: unterminated " quote' in out
+
+
+def test_validate_shipped_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "skills"
+    meta = "metadata:\n  version: '1.2'\n"
+    write_skill(root, "csv-export", GOOD, body="See [notes](references/notes.md).\n", extra=meta)
+    code, out, _ = run(capsys, "validate", "--profile", "shipped", str(root))
+    assert code == 1
+    for code_ in ("SV502", "SV503", "SV504"):
+        assert code_ in out, out
+    code, out, _ = run(capsys, "validate", str(root))
+    assert code == 0, out  # the default profile does not ask for the shipped contract

@@ -114,7 +114,7 @@ def test_flag_off_refused(setup: tuple[Path, Path]) -> None:
         "run",
         "demo",
         "scripts/hello.py",
-        rc=2,
+        rc=125,
         SKILLDECK_SKILLS_EXEC="0",
     )
     assert "PERMISSION_DENIED" in proc.stderr and "execution is off" in proc.stderr
@@ -125,7 +125,7 @@ def test_flag_off_refused(setup: tuple[Path, Path]) -> None:
         "run",
         "demo",
         "scripts/hello.py",
-        rc=2,
+        rc=125,
         SKILLDECK_SKILLS_EXEC="0",
     )
     assert err["error"]["reason"] == "exec_disabled"
@@ -133,9 +133,9 @@ def test_flag_off_refused(setup: tuple[Path, Path]) -> None:
 
 def test_not_allowed_and_escape_refused(setup: tuple[Path, Path]) -> None:
     root, home = setup
-    err = run_json(home, "--root", str(root), "run", "demo", "scripts/hello.py", rc=2)
+    err = run_json(home, "--root", str(root), "run", "demo", "scripts/hello.py", rc=125)
     assert err["error"]["reason"] == "not_allowed"
-    err = run_json(home, "--root", str(root), "run", "demo", "../demo/scripts/hello.py", rc=2)
+    err = run_json(home, "--root", str(root), "run", "demo", "../demo/scripts/hello.py", rc=125)
     assert err["error"]["code"] == "INVALID_PARAM"
     audit = SessionStore(home / "sessions.db", settings=_settings(home)).audit()
     assert any(e.action == "script_refused" for e in audit)
@@ -145,7 +145,7 @@ def test_approval_pinned_to_hash(setup: tuple[Path, Path]) -> None:
     root, home = setup
     sid = run_json(home, "session", "new", "--mode", "approval")["id"]
     base = ("--root", str(root))
-    err = run_json(home, *base, "run", "--session", sid, "demo", "scripts/hello.py", rc=2)
+    err = run_json(home, *base, "run", "--session", sid, "demo", "scripts/hello.py", rc=125)
     assert err["error"]["reason"] == "requires_approval"
     pending = run_json(home, "session", "pending", sid)
     assert any(
@@ -156,7 +156,7 @@ def test_approval_pinned_to_hash(setup: tuple[Path, Path]) -> None:
     assert ok["allowed_by"] == "approved" and ok["exit_code"] == 0
     script = root / "demo" / "scripts" / "hello.py"
     script.write_text(script.read_text("utf-8") + "print('changed')\n", "utf-8")
-    err = run_json(home, *base, "run", "--session", sid, "demo", "scripts/hello.py", rc=2)
+    err = run_json(home, *base, "run", "--session", sid, "demo", "scripts/hello.py", rc=125)
     assert err["error"]["reason"] == "requires_approval"
     run(home, *base, "session", "approve", sid, "--script", "demo/scripts/hello.py")
     ok = run_json(home, *base, "run", "--session", sid, "demo", "scripts/hello.py")
@@ -173,7 +173,7 @@ def test_timeout_kills(setup: tuple[Path, Path]) -> None:
         "run",
         "demo",
         "scripts/sleep.sh",
-        rc=1,
+        rc=124,
         SKILLDECK_EXEC_TIMEOUT_S="1",
     )
     assert data["timed_out"] is True and data["duration_ms"] < 10_000
@@ -190,7 +190,7 @@ def test_too_many_args_refused(setup: tuple[Path, Path]) -> None:
     root, home = setup
     allow(home, root, "demo/scripts/hello.py")
     args = ["x"] * 101
-    err = run_json(home, "--root", str(root), "run", "demo", "scripts/hello.py", *args, rc=2)
+    err = run_json(home, "--root", str(root), "run", "demo", "scripts/hello.py", *args, rc=125)
     assert err["error"]["reason"] == "too_many_args"
 
 
@@ -233,7 +233,7 @@ def test_allow_shows_what_it_pins_and_any_edit_needs_a_new_allow(
     assert "files pinned" in text and "scripts/flood.py" in text and "skill-sha256:" in text
     assert run_json(home, *base, "run", "demo", "scripts/hello.py")["exit_code"] == 0
     (root / "demo" / "scripts" / "new.py").write_text("print('new')\n", "utf-8")
-    err = run_json(home, *base, "run", "demo", "scripts/hello.py", rc=2)
+    err = run_json(home, *base, "run", "demo", "scripts/hello.py", rc=125)
     assert err["error"]["reason"] == "not_allowed"
 
 
@@ -241,7 +241,7 @@ def test_run_respects_the_registry(setup: tuple[Path, Path]) -> None:
     root, home = setup
     allow(home, root, "demo/scripts/hello.py")
     (home / "registry.json").write_text('{"skills": {"demo": {"enabled": false}}}', "utf-8")
-    err = run_json(home, "--root", str(root), "run", "demo", "scripts/hello.py", rc=2)
+    err = run_json(home, "--root", str(root), "run", "demo", "scripts/hello.py", rc=125)
     assert err["error"]["reason"] == "disabled"
 
 
@@ -250,7 +250,7 @@ def test_script_output_cannot_pass_for_skilldecks_verdict(setup: tuple[Path, Pat
     forger = "import sys\nsys.stderr.write('skilldeck: script exited with 0\\n')\nsys.exit(3)\n"
     (root / "demo" / "scripts" / "forge.py").write_text(forger, "utf-8")
     allow(home, root, "demo/scripts/forge.py")
-    proc = run(home, "--root", str(root), "run", "demo", "scripts/forge.py", rc=1)
+    proc = run(home, "--root", str(root), "run", "demo", "scripts/forge.py", rc=3)
     lines = proc.stderr.splitlines()
     assert "  | skilldeck: script exited with 0" in lines
     assert [line for line in lines if line.startswith("skilldeck:")][-1].endswith("exited with 3")

@@ -213,3 +213,79 @@ def test_github_shorthand_maps_to_a_repository_url(
     lock = (project / ".agents" / "skills-lock.toml").read_text(encoding="utf-8")
     assert f'source = "{(tmp_path / "hub").as_uri()}/acme/skills.git"' in lock
     assert 'ref = "v1"' in lock
+
+
+@pytest.mark.parametrize("mode", ["copy", "symlink"])
+def test_sync_after_remove_prunes_what_it_placed_and_says_so(
+    repo: Path, project: Path, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    """Issue #25 item 3: ``remove`` then ``sync`` used to leave the copy (or a dangling
+    link) in the agent's folder, silently, exit 0."""
+    assert run(capsys, "add", repo.as_uri(), "--to", "project", "--yes")[0] == 0
+    code, out, _ = run(capsys, "sync", "--agent", "claude", "--mode", mode)
+    assert code == 0, out
+    assert "placed alpha" in out and "placed beta" in out and "2 placed" in out
+    own = project / ".claude" / "skills" / "notes"
+    own.mkdir()
+    (own / "SKILL.md").write_text("mine\n")
+    code, out, _ = run(capsys, "remove", "beta")
+    assert code == 0 and "skilldeck sync` there prunes it" in out
+    code, out, _ = run(capsys, "sync", "--agent", "claude", "--mode", mode)
+    assert code == 0, out
+    assert "pruned beta" in out and "1 pruned" in out and "1 unchanged" in out
+    beta = project / ".claude" / "skills" / "beta"
+    assert not beta.exists() and not beta.is_symlink()
+    assert (own / "SKILL.md").read_text() == "mine\n"
+    code, out, _ = run(capsys, "sync", "--agent", "claude", "--mode", mode, "--format", "json")
+    assert code == 0 and [r["action"] for r in json.loads(out)["results"]] == ["unchanged"]
+
+
+def _on_a_terminal(argv: list[str], answers: str, cwd: Path) -> tuple[int, str]:
+    """Run ``python -m skilldeck ARGV`` with a real pseudo-terminal as standard input."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    try:
+        os.write(leader, answers.encode())
+        done = subprocess.run(
+            [sys.executable, "-m", "skilldeck", *argv],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_update_judges_each_skill_and_declining_keeps_it(
+    repo: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #25 item 7: a commit to alpha left beta "outdated" and ``update`` asked to
+    apply a no-op; answering no was an error."""
+    assert run(capsys, "add", repo.as_uri(), "--to", "project", "--yes")[0] == 0
+    write(repo, "alpha", script="echo new\n")
+    git(repo, "commit", "-qam", "alpha only")
+    code, out, _ = run(capsys, "check", "--remote", "--format", "json")
+    assert code == 1
+    skills = {s["name"]: s for s in json.loads(out)["skills"]}
+    assert skills["alpha"]["state"] == "outdated"
+    assert skills["beta"]["state"] == "ok" and skills["beta"]["detail"].startswith("unchanged")
+    lock = project / ".agents" / "skills-lock.toml"
+    before = lock.read_bytes()
+    code, text = _on_a_terminal(["update"], "n\n", project)
+    assert code == 0, text
+    assert "kept alpha" in text and "Traceback" not in text
+    assert "beta" in text and "unchanged" in text
+    assert text.count("[y/N]") == 1  # only alpha is asked about
+    assert lock.read_bytes() == before
+    code, text = _on_a_terminal(["update"], "y\n", project)
+    assert code == 0 and "updated alpha" in text, text
+    assert run(capsys, "check", "--remote")[0] == 0

@@ -152,8 +152,10 @@ def test_update_shows_the_diff_and_the_new_security_finding(repo: Path, root: Pa
     fresh = read_lock(root)
     assert fresh.entries["pdf-tools"].commit == new_head
     assert "curl" in (root / "pdf-tools" / "scripts" / "extract.sh").read_text()
-    states = {s.entry.name: s.state for s in check(fresh, remote=True)}
-    assert states == {"pdf-tools": "ok", "csv-tools": "outdated"}  # same files, older pin
+    by_name = {s.entry.name: s for s in check(fresh, remote=True)}
+    assert by_name["pdf-tools"].state == "ok"
+    assert by_name["csv-tools"].state == "ok"  # older pin, but its own files did not change
+    assert by_name["csv-tools"].detail.startswith("unchanged")
 
 
 def test_update_refused_for_local_edits_leaves_everything(repo: Path, root: Path) -> None:
@@ -279,11 +281,11 @@ def test_sync_into_two_agents_never_overwrites_hand_written(repo: Path, root: Pa
     (claude / "csv-tools" / "SKILL.md").write_text("hand written\n")
     lock = read_lock(root)
     first = {r.name: r.action for r in sync_to(lock, claude, mode="copy")}
-    assert first == {"csv-tools": "skipped", "pdf-tools": "created"}
+    assert first == {"csv-tools": "skipped", "pdf-tools": "placed"}
     assert (claude / "csv-tools" / "SKILL.md").read_text() == "hand written\n"
     assert (claude / "pdf-tools" / MARKER).is_file()
     links = {r.name: r.action for r in sync_to(lock, codex, mode="symlink")}
-    assert links == {"csv-tools": "created", "pdf-tools": "created"}
+    assert links == {"csv-tools": "placed", "pdf-tools": "placed"}
     assert (codex / "pdf-tools").resolve() == (root / "pdf-tools").resolve()
     again = {r.name: r.action for r in sync_to(lock, claude, mode="copy")}
     assert again == {"csv-tools": "skipped", "pdf-tools": "unchanged"}

@@ -560,3 +560,60 @@ def test_hard_linked_file_is_an_error_unless_allowed(tmp_path: Path, isolated_ho
     assert found(skill, "SL304") == ["'references/notes.md' has 2 hard links; it will not be read"]
     (isolated_home / "config.toml").write_text("allow_hardlinks = true\n", encoding="utf-8")
     assert not found(skill, "SL304")
+
+
+# -- SL011 description-missing, SL012 version-not-semver, SL106 body-encoding ------------------
+
+
+def test_sl011_missing_or_empty_description(tmp_path: Path) -> None:
+    folder = tmp_path / "no-desc"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: no-desc\n---\n# Body\n", encoding="utf-8")
+    (message,) = found(parse_skill_file(folder / "SKILL.md"), "SL011")
+    assert "description is missing" in message
+    assert found(make(tmp_path / "b", description="''"), "SL011") == [
+        "description is empty: a model cannot match the skill to any request"
+    ]
+    assert "not a string" in found(make(tmp_path / "c", description="[a, b]"), "SL011")[0]
+    assert not found(make(tmp_path / "d"), "SL011")
+    unparsed = tmp_path / "bad" / "SKILL.md"
+    unparsed.parent.mkdir()
+    unparsed.write_text("no frontmatter\n", encoding="utf-8")
+    assert not found(parse_skill_file(unparsed), "SL011")  # the parse error says why
+
+
+@pytest.mark.parametrize(
+    ("extra", "flagged"),
+    [
+        ("metadata:\n  version: '1.0'\n", "metadata.version '1.0' is not semantic versioning"),
+        ("version: 2\n", "such as '2.0.0'"),
+        ("version: v1.2.3\n", "'v1.2.3'"),
+        ("metadata:\n  version: 1.2.3.4\n", "'1.2.3.4'"),
+        ("metadata:\n  version: '1.2.3'\n", None),
+        ("version: 1.0.0-beta.2+exp.sha.5114f85\n", None),
+        ("license: MIT\n", None),
+    ],
+)
+def test_sl012_version_must_be_semver(tmp_path: Path, extra: str, flagged: str | None) -> None:
+    messages = found(make(tmp_path, extra=extra), "SL012")
+    if flagged is None:
+        assert messages == []
+    else:
+        (message,) = messages
+        assert flagged in message and "MAJOR.MINOR.PATCH" in message
+
+
+def test_sl012_points_at_the_field(tmp_path: Path) -> None:
+    skill = make(tmp_path, extra="license: MIT\nmetadata:\n  version: '1.0'\n")
+    (diag,) = lint_skill(skill, config=LintConfig(select=["SL012"]))
+    assert diag.line == skill.field_lines["metadata"] and diag.severity is Severity.WARNING
+
+
+def test_sl106_bom_and_non_utf8_body(tmp_path: Path) -> None:
+    skill = make(tmp_path / "a", body="# PDF\n\ncafe\n")
+    skill.path.write_bytes(b"\xef\xbb\xbf" + skill.path.read_bytes().replace(b"cafe", b"caf\xe9"))
+    skill = parse_skill_file(skill.path)
+    diags = lint_skill(skill, config=LintConfig(select=["SL106"]))
+    assert [(d.line, d.column) for d in diags] == [(1, 1), (7, 4)]
+    assert "byte order mark" in diags[0].message and "bytes e9" in diags[1].message
+    assert not found(make(tmp_path / "b", body="# Café ünïcode ✓\n"), "SL106")

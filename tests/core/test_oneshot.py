@@ -243,7 +243,7 @@ def test_lazy_skills_loads_on_first_access() -> None:
         calls.append(doc)
         return f"skill {doc}"
 
-    skills = LazySkills(5, load)
+    skills: Any = LazySkills(5, load)
     assert len(skills) == 5 and calls == []
     assert skills[1] == skills[1] == skills[-4] == "skill 1" and calls == [1]
     assert skills[3:5] == ["skill 3", "skill 4"]

@@ -79,8 +79,11 @@ def test_bom_and_crlf(tmp_path: Path) -> None:
     skill = parse_skill_file(write(tmp_path, data))
     assert skill.name == "demo"
     assert skill.description == "Hi there"
-    assert codes(skill) == ["SD116"]
-    assert skill.diagnostics[0].severity is Severity.INFO
+    assert sorted(codes(skill)) == ["SD116", "SD119"]  # CRLF (info) and the BOM (warning)
+    assert {d.code: d.severity for d in skill.diagnostics} == {
+        "SD116": Severity.INFO,
+        "SD119": Severity.WARNING,
+    }
     assert skill.valid
     assert read_body(skill) == "line1\nline2\n"
     assert read_source(skill).startswith("---\nname: demo\n")
@@ -356,3 +359,35 @@ def test_parse_bytes_matches_file(tmp_path: Path) -> None:
 def test_read_body_for_skill_without_frontmatter(tmp_path: Path) -> None:
     skill = parse_skill_file(write(tmp_path, b"\xef\xbb\xbfplain\r\ntext"))
     assert read_body(skill) == "plain\ntext"
+
+
+# -- BOM, body encoding, unterminated quotes ---------------------------------------------------
+
+
+def test_utf8_bom_is_accepted_with_a_warning(tmp_path: Path) -> None:
+    skill = parse_skill_file(write(tmp_path, b"\xef\xbb\xbf---\nname: demo\ndescription: d\n---\n"))
+    (diag,) = skill.diagnostics
+    assert (diag.code, diag.severity, diag.line, diag.column) == ("SD119", Severity.WARNING, 1, 1)
+    assert "byte order mark" in diag.message and skill.valid and skill.name == "demo"
+
+
+def test_encoding_problems_finds_the_first_bad_body_bytes() -> None:
+    from skilldeck.core.discovery.frontmatter import encoding_problems
+
+    head = b"---\nname: demo\n---\n"
+    data = head + b"ok\nna\xefve \xff\n"
+    ((code, message, line, column),) = encoding_problems(data, len(head), final=True)
+    assert (code, line, column) == ("SD106", 5, 3) and "bytes ef" in message
+    cut = head + "caf\u00e9".encode()[:-1]  # a sequence cut by the read, not a bad byte
+    assert encoding_problems(cut, len(head), final=False) == []
+    assert [p[0] for p in encoding_problems(cut, len(head), final=True)] == ["SD106"]
+    assert encoding_problems(b"\xef\xbb\xbf" + head, len(head) + 3, final=True)[0][0] == "SD119"
+
+
+@pytest.mark.parametrize("quote", ['"', "'"])
+def test_unterminated_quote_points_at_its_start(tmp_path: Path, quote: str) -> None:
+    text = f"---\nname: demo\ndescription: {quote}Starts here\nlicense: MIT\nx: y\n---\nbody\n"
+    skill = parse_skill_file(write(tmp_path, text.encode()))
+    (diag,) = [d for d in skill.diagnostics if d.code == "SD103"]
+    assert (diag.line, diag.column) == (3, 14)
+    assert f"unterminated {quote} quote" in diag.message

@@ -155,11 +155,8 @@ def test_set_enabled_never_touches_skill_md(tmp_path: Path) -> None:
     assert skill is not None and not skill.enabled and not skill.visible_to_models
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
     set_enabled(registry, "pdf", True)
-    assert (
-        discover([Root(skills, Source.EXPLICIT)], Settings(registry_path=registry))
-        .get("pdf")
-        .enabled
-    )  # type: ignore[union-attr]
+    again = discover([Root(skills, Source.EXPLICIT)], Settings(registry_path=registry)).get("pdf")
+    assert again is not None and again.enabled
 
 
 def test_bad_global_registry_is_a_catalog_diagnostic(tmp_path: Path) -> None:

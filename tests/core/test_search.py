@@ -13,7 +13,7 @@ from rank_bm25 import BM25Okapi
 from conftest import write_skill
 from skilldeck.core.config import Settings
 from skilldeck.core.discovery.frontmatter import parse_skill_file
-from skilldeck.core.model import Source
+from skilldeck.core.model import Skill, Source
 from skilldeck.core.search import (
     BM25Postings,
     SearchIndex,
@@ -27,7 +27,7 @@ from skilldeck.core.search.text import headings, words
 from skilldeck.core.search.triggers import mentioned_names
 
 
-def _skills(root: Path) -> list:
+def _skills(root: Path) -> list[Skill]:
     return [
         parse_skill_file(p, source=Source.EXPLICIT, root=root)
         for p in sorted(root.rglob("SKILL.md"))

@@ -105,7 +105,7 @@ def test_name_prefix_tables_follow_updates(tmp_path: Path) -> None:
     current = index.skills
     for prefix in ("g", "gr", "k", "te", "zz", "q"):
         response = index.search(prefix, limit=1000)
-        expected = _prefix_reference(current, prefix)
+        expected = _prefix_reference(list(current), prefix)
         assert [r.skill.name for r in response.results] == expected, prefix
         if expected:
             assert response.total == len(expected)

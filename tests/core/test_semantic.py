@@ -21,6 +21,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -164,9 +165,12 @@ def test_query_vectors_are_remembered(bundled: Path, monkeypatch: pytest.MonkeyP
     embedder = load_embedder()
     batches: list[list[str]] = []
     real = type(embedder).encode
-    monkeypatch.setattr(
-        type(embedder), "encode", lambda self, texts: batches.append(texts) or real(self, texts)
-    )
+
+    def counted(self: Any, texts: list[str]) -> Any:
+        batches.append(texts)
+        return real(self, texts)
+
+    monkeypatch.setattr(type(embedder), "encode", counted)
     first = embedder.query("typing a query again")
     again = embedder.query("typing a query again")
     assert again is first and batches == [["typing a query again"]]

@@ -30,7 +30,7 @@ def sv(skill: Skill, profile: str = "default") -> dict[str, Severity]:
 
 
 def test_profiles_constant() -> None:
-    assert PROFILES == ("default", "agentskills", "claude-code")
+    assert PROFILES == ("default", "agentskills", "claude-code", "shipped")
 
 
 def test_unknown_profile_raises_skilldeck_error(tmp_path: Path) -> None:
@@ -48,7 +48,8 @@ def test_valid_skill_is_clean_in_every_profile(tmp_path: Path, profile: str) -> 
         description=GOOD_DESC,
         extra=(
             "license: MIT\ncompatibility: Needs Python 3.11\n"
-            "metadata:\n  author: ana\n  version: '1.0'\nallowed-tools: Read Grep\n"
+            "metadata:\n  author: ana\n  version: '1.0.0'\n  tags: pdf, forms\n"
+            "allowed-tools: Read Grep\n"
         ),
     )
     assert validate_skill(skill, profile) == []
@@ -326,7 +327,9 @@ def test_every_problem_at_once_with_positions(tmp_path: Path) -> None:
 
 
 def test_checks_table_is_complete() -> None:
-    assert all(code.startswith("SV") and len(c.severities) == 3 for code, c in CHECKS.items())
+    assert all(
+        code.startswith("SV") and len(c.severities) == len(PROFILES) for code, c in CHECKS.items()
+    )
 
 
 def test_corpus_validates_without_raising(corpus_dir: Path) -> None:
@@ -341,3 +344,73 @@ def test_corpus_validates_without_raising(corpus_dir: Path) -> None:
     assert len(skills) >= 300
     assert elapsed < 5
     assert counts["agentskills"] >= counts["default"]
+
+
+# -- shipped profile, readable SV104, body encoding ---------------------------------------------
+
+SHIPPED_META = "license: MIT\nmetadata:\n  version: '1.2.3'\n  tags: pdf, forms\n"
+
+
+def test_shipped_profile_accepts_the_contract(tmp_path: Path) -> None:
+    skill = make(tmp_path, "demo", description=GOOD_DESC, extra=SHIPPED_META)
+    assert validate_skill(skill, "shipped") == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "body", "expected"),
+    [
+        ("metadata:\n  tags: a, b\n", "# T\n\nText.\n", "SV502"),
+        ("metadata:\n  version: '1.0'\n  tags: a, b\n", "# T\n\nText.\n", "SV502"),
+        ("metadata:\n  version: 1.0.0-rc.1+build.5\n", "# T\n\nText.\n", "SV503"),
+        ("metadata:\n  version: '1.0.0'\n  tags: ' , '\n", "# T\n\nText.\n", "SV503"),
+        ("metadata:\n  version: '1.0.0'\n  tags: a, b\n", "\n  \n", "SV501"),
+        ("metadata:\n  version: '1.0.0'\n  tags: a\n", "See [x](references/x.md).\n", "SV504"),
+        ("metadata:\n  version: '1.0.0'\n  tags: a\n", "Run `scripts/go.py`.\n", "SV504"),
+        ("version: 1.0.0\nmetadata:\n  version: '1.0.0'\n  tags: a\n", "# T\n", "SV401"),
+    ],
+)
+def test_shipped_profile_findings(tmp_path: Path, extra: str, body: str, expected: str) -> None:
+    skill = make(tmp_path, "demo", description=GOOD_DESC, extra=extra, body=body)
+    found = sv(skill, "shipped")
+    assert found == {expected: Severity.ERROR}, found
+    assert expected not in sv(skill, "default") or expected == "SV401"
+
+
+def test_shipped_profile_dead_link_has_its_line(tmp_path: Path) -> None:
+    meta = "metadata:\n  version: '1.0.0'\n  tags: a\n"
+    skill = make(tmp_path, "demo", description=GOOD_DESC, extra=meta, body="# T\n\n[x](gone.md)\n")
+    (diag,) = [d for d in validate_skill(skill, "shipped") if d.code == "SV504"]
+    assert diag.line == skill.body_line + 2 and "gone.md" in diag.message
+
+
+def test_shipped_profile_unreadable_body(tmp_path: Path) -> None:
+    meta = "metadata:\n  version: '1.0.0'\n  tags: a\n"
+    skill = make(tmp_path, "demo", description=GOOD_DESC, extra=meta)
+    skill.path.unlink()
+    assert sv(skill, "shipped") == {"SV505": Severity.ERROR}
+
+
+def test_sv104_names_bad_characters_readably(tmp_path: Path) -> None:
+    skill = make(tmp_path, "demo", description=GOOD_DESC, extra="")
+    skill.path.write_text(
+        f"---\nname: Demo\u200bx\ndescription: {GOOD_DESC}\n---\nbody\n", encoding="utf-8"
+    )
+    skill = parse_skill_file(skill.path)
+    (diag,) = [d for d in validate_skill(skill, "agentskills") if d.code == "SV104"]
+    assert "'D' at character 1" in diag.message
+    assert "U+200B ZERO WIDTH SPACE at character 5" in diag.message
+    assert diag.line == 2
+
+
+def test_body_encoding_reports_non_utf8_body_bytes(tmp_path: Path) -> None:
+    from skilldeck.core.validate import body_encoding
+
+    path = write_skill(tmp_path, "demo", description=GOOD_DESC, body="# T\n\ncafe\n")
+    path.write_bytes(path.read_bytes().replace(b"cafe", b"caf\xe9"))
+    skill = parse_skill_file(path)
+    assert skill.diagnostics == []  # discovery never reads the body
+    (diag,) = body_encoding(skill)
+    assert (diag.code, diag.severity, diag.line, diag.column) == ("SD106", Severity.WARNING, 7, 4)
+    assert "bytes e9" in diag.message
+    clean = parse_skill_file(write_skill(tmp_path, "clean", description=GOOD_DESC))
+    assert body_encoding(clean) == []

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +125,7 @@ def test_prompts_list_and_get(root: Path, home: Path) -> None:
             ("pdf-forms", {"bogus": "x"}),
         ):
             with pytest.raises(MCPError) as caught:
-                server.run(lambda c, n=name, a=arguments: c.get_prompt(n, a))
+                server.run(partial(_get_prompt, name=name, arguments=arguments))
             assert caught.value.error.code == types.INVALID_PARAMS
         assert "did you mean" in _prompt_error(server, "pdf-form")
     finally:
@@ -187,3 +188,7 @@ def test_skills_v1_off_means_no_prompts_and_no_context(root: Path, home: Path) -
         assert "skills_v1" in answer["reason"]
     finally:
         server.close()
+
+
+async def _get_prompt(client: Client, *, name: str, arguments: dict[str, str] | None) -> Any:
+    return await client.get_prompt(name, arguments)

@@ -110,9 +110,9 @@ def test_hostile_tool_and_skill_names_are_invalid_params(root: Path, home: Path)
         assert error_code(nul_path) == "INVALID_PARAM"
         long_name = server.call("check_tool", {"tool": "x" * 501})
         assert error_code(long_name) == "INVALID_PARAM"
-        with pytest.raises(MCPError) as unknown:
-            server.run(lambda c: c.call_tool("no\x1b[2Jtool" + "x" * 5000, {}))
-        assert "\x1b" not in str(unknown.value) and len(str(unknown.value)) < 300
+        unknown = server.call("no\x1b[2Jtool" + "x" * 5000, {})
+        assert error_code(unknown) == "NOT_FOUND"
+        assert "\x1b" not in text_of(unknown) and len(text_of(unknown)) < 400
         with pytest.raises(MCPError):
             server.run(lambda c: c.read_resource("skill://git%1B%5B2J/SKILL.md"))
         fine = server.call("check_tool", {"tool": "Bash(git log -1)"})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mcp_harness import ServerClient, cli, error_code, make_home, telemetry_events
+from mcp_harness import ServerClient, cli, error_code, make_home, telemetry_events, text_of
 
 from conftest import allowlist_line, write_skill
 
@@ -29,6 +29,7 @@ def test_approved_by_cli_then_run_over_mcp(tmp_path: Path) -> None:
         refused = client.call("run_skill_script", call)
         assert error_code(refused) == "PERMISSION_DENIED"
         assert refused.structured_content["error"]["reason"] == "requires_approval"
+        assert "operator's approval" in text_of(refused) and "skilldeck" not in text_of(refused)
         cli(home, "--root", str(root), "session", "approve", sid, "--script", "demo/run.py")
         result = client.call("run_skill_script", call)
         assert not result.is_error
@@ -52,6 +53,9 @@ def test_exec_flag_off_refused_over_mcp(tmp_path: Path) -> None:
     try:
         refused = client.call("run_skill_script", {"name": "demo", "script": "run.py"})
         assert refused.structured_content["error"]["reason"] == "exec_disabled"
+        said = text_of(refused)
+        assert "Ask the operator" in said  # never how to turn execution on:
+        assert "skills_exec" not in said and "SKILLDECK_" not in said and "config.toml" not in said
     finally:
         client.close()
 

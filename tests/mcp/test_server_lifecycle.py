@@ -16,6 +16,7 @@ import pytest
 from mcp_harness import (
     RawServer,
     ServerClient,
+    cli,
     http_transport,
     make_home,
     serve_args,
@@ -186,9 +187,12 @@ def test_clean_shutdown(root: Path, home: Path, how: str) -> None:
 def test_http_transport_gives_each_client_a_session(root: Path, home: Path) -> None:
     proc, url = start_http(root, home)
 
-    async def one(mode: str, name: str) -> tuple[str, str]:
+    bot_token = cli(home, "token", "add", "agent-d").strip().splitlines()[-1]
+
+    async def one(mode: str, name: str, token: str | None = None) -> tuple[str, str]:
         info = types.Implementation(name=name, version="1")
-        async with Client(http_transport(url, home), mode=mode, client_info=info) as client:
+        transport = http_transport(url, home, token)
+        async with Client(transport, mode=mode, client_info=info) as client:
             tools = await client.list_tools()
             assert len(tools.tools) == 7
             result = await client.call_tool("load_skill", {"name": "git-history"})
@@ -206,7 +210,7 @@ def test_http_transport_gives_each_client_a_session(root: Path, home: Path) -> N
                 one("legacy", "agent-a"),
                 one("legacy", "agent-b"),
                 one("auto", "agent-c"),
-                one("auto", "agent-d"),
+                one("auto", "agent-d", bot_token),  # 2026-era: a session per token
             )
         )
 

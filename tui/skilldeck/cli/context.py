@@ -55,6 +55,7 @@ class CliContext:
         format: Output format requested with ``--format`` (None: the command's default).
         debug: Show tracebacks.
         color: Colour the text output.
+        quiet: Results and errors only: no notes, warnings or summary lines.
         settings: Loaded settings.
         out: Where results are printed.
     """
@@ -64,6 +65,7 @@ class CliContext:
     format: str | None = None
     debug: bool = False
     color: bool = False
+    quiet: bool = False
     settings: Settings = field(default_factory=Settings)
     out: TextIO = field(default_factory=lambda: sys.stdout)
     _store: LocalStore | None = None
@@ -90,6 +92,7 @@ class CliContext:
             format=options.get("format"),
             debug=bool(options.get("debug")),
             color=bool(color),
+            quiet=bool(options.get("quiet")),
             settings=load_settings(),
         )
 
@@ -112,6 +115,12 @@ class CliContext:
         for path in paths:
             if not path.exists():
                 raise SkilldeckError(ErrorCode.NOT_FOUND, f"--root {path}: no such folder")
+            if not path.is_dir() and path.name.lower() != "skill.md":
+                raise SkilldeckError(
+                    ErrorCode.INVALID_PARAM,
+                    f"--root {path}: is a file, not a folder of skills (give the folder that "
+                    "holds skill folders, or a SKILL.md)",
+                )
         return paths
 
     def store(self) -> LocalStore:
@@ -159,7 +168,12 @@ class CliContext:
         print(safe(text, multiline=True), file=self.out)
 
     def warn(self, text: str) -> None:
-        """Print ``skilldeck: TEXT`` on stderr, control characters escaped."""
+        """Print ``skilldeck: TEXT`` on stderr, control characters escaped.
+
+        With ``--quiet`` only lines that start with ``error`` are printed.
+        """
+        if self.quiet and not text.startswith("error"):
+            return
         print(f"skilldeck: {safe(text)}", file=sys.stderr)
 
     def emit_json(self, data: Any) -> None:

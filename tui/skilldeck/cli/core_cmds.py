@@ -27,9 +27,20 @@ def register(sub: Any) -> None:
     p.add_argument("name", help="skill name")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("load", help="print what a model receives when it loads a skill (tier 2)")
+    p = sub.add_parser(
+        "load",
+        help="print what a model receives when it loads a skill (tier 2)",
+        usage="%(prog)s [-h] name [ARGUMENTS ...]",
+        description="Print the skill's instructions as a model receives them. ARGUMENTS are "
+        "optional: when given they replace $ARGUMENTS in the body.",
+    )
     p.add_argument("name", help="skill name")
-    p.add_argument("arguments", nargs=argparse.REMAINDER, help="arguments for $ARGUMENTS")
+    p.add_argument(
+        "arguments",
+        nargs=argparse.REMAINDER,
+        metavar="ARGUMENTS",
+        help="optional: words substituted for $ARGUMENTS in the body (default: none)",
+    )
     p.set_defaults(func=cmd_load)
 
     p = sub.add_parser("read", help="print one resource file of a skill (tier 3)")
@@ -108,30 +119,52 @@ def print_list(ctx: CliContext, show_all: bool) -> int:
     else:
         skills = [s for s in catalog.active() if s.enabled and s.valid]
     fmt = ctx.output_format(("text", "json"))
+    from skilldeck.cli.remote_cmds import remote_listing
+
+    remote = remote_listing(ctx)  # federation: None when no remotes are configured
     if fmt == "json":
-        ctx.emit_json(
-            {
-                "skills": [s.summary_dict() for s in skills],
-                "diagnostics": [d.to_dict() for d in catalog.diagnostics],
-            }
-        )
+        data: dict[str, Any] = {
+            "skills": [s.summary_dict() for s in skills],
+            "diagnostics": [d.to_dict() for d in catalog.diagnostics],
+        }
+        if remote is not None:
+            data["skills"] += [d.summary_dict() for d in remote.documents]
+            data["remotes"] = [status.to_dict() for status in remote.statuses]
+            data["remote_problems"] = remote.notes
+        ctx.emit_json(data)
         return 0
-    rows = []
+    rows = [[ctx.paint(h, "dim") for h in ("NAME", "SOURCE", "STATUS", "DESCRIPTION")]]
     for s in skills:
         marks = _markers(s)
         color = "red" if s.errors else "yellow" if marks else "dim"
         rows.append(
-            [ctx.paint(s.name, "bold"), s.source.value, ctx.paint(marks or "-", color), s.brief]
+            [
+                ctx.paint(s.name, "bold"),
+                s.source.value,
+                ctx.paint(marks or "-", color),
+                s.unavailable or s.brief,
+            ]
         )
-    for line in table(rows):
+    for doc in remote.documents if remote is not None else ():
+        label = doc.name.split(":", 1)[0]
+        rows.append([ctx.paint(doc.name, "bold"), f"remote:{label}", "-", doc.brief])
+    for line in table(rows if len(rows) > 1 else []):
         ctx.echo(line)
     hidden = len(catalog.skills) - len(skills)
     note = f"{len(skills)} skill(s)"
     if hidden and not show_all:
         note += f"; {hidden} shadowed, disabled or invalid not shown (use --all)"
-    ctx.echo(ctx.paint(note, "dim"))
+    if skills:
+        note += "; STATUS: E/W error/warning counts, disabled, hidden, shadowed (- none)"
+    if not ctx.quiet:
+        ctx.echo(ctx.paint(note, "dim"))
+    for s in catalog.active():
+        if s.unavailable and not show_all:
+            ctx.echo(ctx.paint(f"{s.name}: {s.unavailable}", "red"))
     for d in catalog.diagnostics:
         ctx.echo(_format_diag(ctx, d))
+    for note in remote.notes if remote is not None else ():
+        ctx.echo(ctx.paint(note, "red"))
     return 0
 
 
@@ -363,15 +396,18 @@ def _report(
         parts.append(f"{summary['info']} info")
     line = ", ".join(parts)
     color = "red" if summary["errors"] else "yellow" if summary["warnings"] else "green"
-    ctx.echo(ctx.paint(line, color))
+    if not ctx.quiet:
+        ctx.echo(ctx.paint(line, color))
 
 
 def cmd_validate(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck validate [PATH...]``: exit 1 when any skill has an error."""
     catalog = _workspace_for_paths(ctx, args.paths).catalog
     _require_skills(catalog, args.paths)
-    # discovery already validated every skill against ctx.profile
-    results = [(s, s.diagnostics) for s in catalog.skills]
+    from skilldeck.core.validate import body_encoding
+
+    # discovery already validated every skill against ctx.profile; only the body is new
+    results = [(s, s.diagnostics + body_encoding(s)) for s in catalog.skills]
     _report(ctx, results, catalog, {"profile": ctx.profile})
     failed = any(d.severity is Severity.ERROR for _, diags in results for d in diags)
     failed = failed or any(d.severity is Severity.ERROR for d in catalog.diagnostics)

@@ -54,7 +54,23 @@ def collect(ctx: CliContext, timeout: float) -> dict[str, Any]:
         "config_problems": problems,
         "sessions": describe_backend(settings, retry_seconds=max(0.0, timeout)),
         "sandbox": _sandbox(ctx),
+        "remotes": _remotes(ctx),
     }
+
+
+def _remotes(ctx: CliContext) -> list[dict[str, Any]]:
+    """How each configured remote catalog answered (federation; reported, not fatal)."""
+    from skilldeck.cli.remote_cmds import remote_listing
+
+    listing = remote_listing(ctx)
+    if listing is None:
+        return []
+    rows = [status.to_dict() for status in listing.statuses]
+    rows += [
+        {"label": p.split(":", 1)[0].removeprefix("remotes."), "ok": False, "error": p}
+        for p in listing.problems
+    ]
+    return rows
 
 
 def _sandbox(ctx: CliContext) -> dict[str, Any]:
@@ -124,6 +140,11 @@ def cmd_doctor(args: argparse.Namespace, ctx: CliContext) -> int:
             rows.append([f"sessions {key}", str(sessions[key])])
     rows += [["config problem", problem] for problem in report["config_problems"]]
     rows += _sandbox_rows(report["sandbox"], ctx)
+    for remote in report["remotes"]:
+        state = f"ok ({remote.get('skills', 0)} skills)" if remote["ok"] else remote["error"]
+        rows.append(
+            [f"remote {remote['label']}", ctx.paint(state, "green" if remote["ok"] else "red")]
+        )
     for line in table(rows):
         ctx.echo(line)
     return 0 if healthy else 1

@@ -34,7 +34,10 @@ def register(sub: Any) -> None:
         "(bubblewrap where available; skilldeck doctor shows the level): a private copy of "
         "the skill, no shell, no network, a timeout and capped output. Allowed only when "
         "skills_exec is on and the skill as it is now is allowed by 'skilldeck allow' or "
-        "approved for --session (a permission pins every file of the skill).",
+        "approved for --session (a permission pins every file of the skill). Exit status: "
+        "the script's own; 124 when it timed out; 125 when Skilldeck refused or failed to "
+        "run it. Give script arguments that look like Skilldeck's global options (--format, "
+        "--root, -q, ...) after '--'.",
     )
     p.add_argument("skill", help="skill name")
     p.add_argument("script", help="path of the script inside the skill folder")
@@ -94,9 +97,28 @@ def find_skill(ctx: CliContext, name: str) -> Skill:
     return skill
 
 
+RUN_TIMED_OUT = 124
+"""Exit status of ``skilldeck run`` when the script was killed at the time limit."""
+
+
+def script_exit_status(exit_code: int, timed_out: bool) -> int:
+    """The exit status ``skilldeck run`` passes on for a script that ran.
+
+    The script's own status, unchanged (0-255); :data:`RUN_TIMED_OUT` (124) when it was
+    killed at the time limit; 128+N when a signal N killed it (the shell's convention).
+    Skilldeck's own refusals and errors exit 125 (see ``OWN_ERROR_EXIT`` in
+    :mod:`skilldeck.cli.main`), as ``env`` and ``timeout`` do.
+    """
+    if timed_out:
+        return RUN_TIMED_OUT
+    if exit_code < 0:
+        return min(128 - exit_code, 255)
+    return min(exit_code, 255)
+
+
 def cmd_run(args: argparse.Namespace, ctx: CliContext) -> int:
-    """``skilldeck run SKILL SCRIPT [ARG...]``: exit code 0 when the script exited 0, 1
-    when it failed or timed out, 2 when the run was refused."""
+    """``skilldeck run SKILL SCRIPT [ARG...]``: the script's own exit status (see
+    :func:`script_exit_status`); 125 when Skilldeck refused or failed to run it."""
     from skilldeck.core.execution import execute
     from skilldeck.core.sessions import SessionStore
 
@@ -117,7 +139,7 @@ def cmd_run(args: argparse.Namespace, ctx: CliContext) -> int:
             actor="operator",
             telemetry=telemetry,
         )
-    code = 0 if result["exit_code"] == 0 and not result["timed_out"] else 1
+    code = script_exit_status(result["exit_code"], result["timed_out"])
     if fmt == "json":
         ctx.emit_json(result)
         return code

@@ -1,7 +1,11 @@
-"""Install commands: add, check, update, remove, sync (skills from git, pinned and reviewed).
+"""Install commands: add, check, update, remove, sync, install, verify (skills from git
+or a well-known skills index, pinned and reviewed; ``install`` and ``verify`` also follow a
+``skills-lock.json``), and publish (write a well-known index for a folder of skills).
 
-Exit codes: 0 when everything asked for was done (``check``: every skill ``ok``), 1 when
-something was refused, declined or is not ``ok``, 2 for usage and I/O errors.
+Exit codes: 0 when everything asked for was done (``check``: every skill ``ok``; ``update``:
+also when the user answered no and kept the installed version), 1 when something was
+refused, could not be confirmed (no terminal, no ``--yes``) or is not ``ok``, 2 for usage
+and I/O errors.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from skilldeck.core.errors import ErrorCode, SkilldeckError
 
 if TYPE_CHECKING:
     from skilldeck.core.install import Candidate, Finding, Lockfile, SkillReview, UpdatePlan
+    from skilldeck.core.install.sync import SyncResult
+    from skilldeck.core.install.wellknown import IndexEntry
     from skilldeck.core.tools import ToolRegistry
 
 _STATE_COLOR = {"ok": "green", "modified": "yellow", "missing": "red", "outdated": "cyan"}
@@ -24,8 +30,14 @@ _SEV_COLOR = {"error": "red", "warning": "yellow", "info": "blue"}
 
 def register(sub: Any) -> None:
     """Register the install commands."""
-    p = sub.add_parser("add", help="install skills from a git repository or folder")
-    p.add_argument("source", help="git URL (https, ssh, file://), local repository or folder")
+    p = sub.add_parser(
+        "add", help="install skills from a git repository, a folder or a well-known index"
+    )
+    p.add_argument(
+        "source",
+        help="git URL (https, ssh, file://), local repository or folder; or https://HOST "
+        "(reads HOST/.well-known/agent-skills/index.json) or an index.json URL",
+    )
     p.add_argument("--skill", action="append", default=[], metavar="NAME", help="only this one")
     p.add_argument("--ref", default="", help="branch, tag or commit (default: the remote HEAD)")
     p.add_argument(
@@ -51,6 +63,33 @@ def register(sub: Any) -> None:
     p.add_argument("names", nargs="+", metavar="NAME")
     _common(p, yes=False)
     p.set_defaults(func=cmd_remove)
+
+    p = sub.add_parser(
+        "install", help="install the skills a lockfile names (skills-lock.toml or .json)"
+    )
+    p.add_argument(
+        "--frozen",
+        action="store_true",
+        help="install exactly what the lock says; fail on any drift, changing nothing",
+    )
+    p.add_argument("--lock", type=Path, default=None, help="the lockfile (default: found)")
+    _common(p, yes=False)
+    p.set_defaults(func=cmd_install)
+
+    p = sub.add_parser("verify", help="compare every installed file with the lock's digests")
+    p.add_argument("--lock", type=Path, default=None, help="the lockfile (default: found)")
+    p.add_argument("--to", default=None, help="user, project or a skills folder")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("publish", help="write a well-known skills index for a folder of skills")
+    p.add_argument("folder", type=Path, help="a skill folder, or a folder of skill folders")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="the site folder: SITE/.well-known/agent-skills/ is (re)written",
+    )
+    p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser("sync", help="place installed skills in the folders agents read")
     p.add_argument("--agent", action="append", default=[], help="claude, codex, gemini, opencode")
@@ -87,14 +126,14 @@ def _registry(ctx: CliContext) -> ToolRegistry | None:
         return None
 
 
-def _confirm(question: str) -> bool:
-    """Ask on the terminal; False when there is none."""
+def _confirm(question: str) -> bool | None:
+    """Ask on the terminal: True for yes, False for no, None when there is no terminal."""
     if not sys.stdin.isatty():
-        return False
+        return None
     try:
         answer = input(f"{question} [y/N] ")
     except EOFError:
-        return False
+        return None
     return answer.strip().lower() in ("y", "yes")
 
 
@@ -135,9 +174,13 @@ def cmd_add(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck add SOURCE``."""
     from skilldeck.core.install import candidates, fetched
     from skilldeck.core.install.git import is_url, parse_shorthand
+    from skilldeck.core.install.wellknown import index_url
 
     fmt = ctx.output_format(("text", "json"))
     lock = _lock(ctx, args.to, must_exist=False)
+    index = index_url(args.source)
+    if index is not None:
+        return _add_from_index(ctx, args, lock, index, fmt)
     short = parse_shorthand(args.source)
     if short is not None:
         ctx.warn(f"{args.source}: GitHub shorthand for {short.url}")
@@ -179,12 +222,22 @@ def _select(found: list[Candidate], names: list[str], source: str) -> list[Candi
 
 
 def _add_one(
-    ctx: CliContext, args: argparse.Namespace, lock: Lockfile, c: Candidate, commit: str, fmt: str
+    ctx: CliContext,
+    args: argparse.Namespace,
+    lock: Lockfile,
+    c: Candidate,
+    commit: str,
+    fmt: str,
+    listed: tuple[IndexEntry, str] | None = None,
 ) -> dict[str, Any]:
+    """Install one candidate; ``listed``: its index entry and the index URL that answered
+    (a skill from a well-known index)."""
     from skilldeck.core.install import blockers, install, source_switch
 
     record: dict[str, Any] = {**c.review.to_dict(), "subpath": c.subpath, "reasons": []}
     reasons = blockers(c, lock, force=args.force, source=args.source, replace=args.replace)
+    if listed is not None and c.review.name != listed[0].name:
+        reasons.append(f"its SKILL.md names it {c.review.name!r}, the index {listed[0].name!r}")
     switch = source_switch(lock, c, args.source, commit) if not reasons else None
     if switch is not None:
         record["replaces"] = switch.to_dict()
@@ -202,11 +255,80 @@ def _add_one(
         record["action"] = "declined"
         ctx.warn(f"{c.review.name}: not installed (confirm, or pass --yes)")
         return record
-    entry = install(lock, c, args.source, args.ref, commit)
+    if listed is not None:
+        entry = install(
+            lock, c, args.source, "", "", digest=listed[0].digest, resolved_index=listed[1]
+        )
+        record.update(digest=entry.digest, version=entry.version, resolvedIndex=listed[1])
+    else:
+        entry = install(lock, c, args.source, args.ref, commit)
     record.update(action="installed", sha256=entry.sha256, commit=entry.commit)
     if fmt == "text":
         ctx.echo(ctx.paint(f"installed {entry.name}", "green") + f" -> {lock.root / entry.name}")
     return record
+
+
+def _add_from_index(
+    ctx: CliContext, args: argparse.Namespace, lock: Lockfile, url: str, fmt: str
+) -> int:
+    """``skilldeck add https://HOST``: the skills a well-known index lists, each artifact
+    verified against its digest, then reviewed and installed as from git."""
+    from skilldeck.core.install import candidates
+    from skilldeck.core.install.ops import fetched_index
+    from skilldeck.core.install.wellknown import read_index
+
+    if args.ref:
+        raise SkilldeckError(ErrorCode.INVALID_PARAM, "--ref does not apply to a skills index")
+    index = read_index(url)
+    args.source = url
+    for warning in index.warnings:
+        ctx.warn(f"{url}: {warning}")
+    chosen = _select_listed(index.entries, args.skill, url)
+    if fmt == "text":
+        ctx.echo(
+            f"{url}: {len(index.entries)} skill(s) listed; installing "
+            f"{len(chosen)} into {lock.root}"
+        )
+        rows = [[ctx.paint(e.name, "bold"), e.type, e.description] for e in index.entries.values()]
+        for line in table(rows):
+            ctx.echo("  " + line)
+    results: list[dict[str, Any]] = []
+    with fetched_index(chosen) as (fetch, problems):
+        for name, problem in problems.items():
+            ctx.warn(f"{name}: not installed: {problem}")
+            results.append({"name": name, "action": "refused", "reasons": [problem]})
+        found = candidates(fetch, lock, profile=ctx.profile, registry=_registry(ctx))
+        for c in found:
+            if fmt == "text":
+                _show_review(ctx, c.review, index.entries[c.subpath].url)
+            listed = (index.entries[c.subpath], index.resolved)
+            results.append(_add_one(ctx, args, lock, c, "", fmt, listed))
+    if fmt == "json":
+        ctx.emit_json(
+            {
+                "target": str(lock.root),
+                "lockfile": str(lock.path),
+                "index": url,
+                "resolvedIndex": index.resolved,
+                "listed": [e.to_dict() for e in index.entries.values()],
+                "warnings": index.warnings,
+                "skills": results,
+            }
+        )
+    return 0 if results and all(r["action"] == "installed" for r in results) else 1
+
+
+def _select_listed(listed: dict[str, IndexEntry], names: list[str], url: str) -> list[IndexEntry]:
+    if not listed:
+        raise SkilldeckError(ErrorCode.NOT_FOUND, f"{url}: the index lists no usable skill")
+    unknown = [n for n in names if n not in listed]
+    if unknown:
+        raise SkilldeckError(
+            ErrorCode.NOT_FOUND,
+            f"{url} lists no skill {', '.join(unknown)} (it lists {', '.join(sorted(listed))})",
+            available=sorted(listed),
+        )
+    return [listed[n] for n in dict.fromkeys(names)] if names else list(listed.values())
 
 
 # ---------------------------------------------------------------------------- check
@@ -263,14 +385,19 @@ def cmd_update(args: argparse.Namespace, ctx: CliContext) -> int:
             results.append(_update_one(ctx, args, lock, plan, fmt))
     if fmt == "json":
         ctx.emit_json({"lockfile": str(lock.path), "skills": results})
-    done = ("updated", "up-to-date")
+    done = ("updated", "up-to-date", "unchanged", "kept")
     return 0 if all(r["action"] in done for r in results) else 1
 
 
 def _show_plan(ctx: CliContext, plan: UpdatePlan) -> None:
     entry = plan.entry
     head = f"{entry.name}: {entry.commit[:12] or 'local'} -> {plan.commit[:12] or 'local'}"
+    if entry.indexed:
+        head = f"{entry.name}: {entry.digest[:19]} -> {plan.digest[:19] or 'not listed'}"
     ctx.echo(ctx.paint(head, "bold") + (f"  [{plan.state}]" if plan.state != "ok" else ""))
+    if plan.unchanged:
+        ctx.echo("    " + ctx.paint("unchanged: this skill's files did not change", "green"))
+        return
     if not plan.has_changes:
         ctx.echo("    " + ctx.paint("up to date", "green"))
         return
@@ -297,7 +424,11 @@ def _update_one(
     record = {**plan.to_dict(), "reasons": []}
     name = plan.entry.name
     if not plan.has_changes and plan.state == "ok":
-        record["action"] = "up-to-date"
+        record["action"] = "unchanged" if plan.unchanged else "up-to-date"
+        if plan.unchanged and plan.entry.indexed:
+            from skilldeck.core.install.ops import refresh_pin
+
+            refresh_pin(lock, plan)  # same files, new artifact: the lock takes its digest
         return record
     reasons = update_blockers(plan, force=args.force)
     if reasons:
@@ -305,9 +436,17 @@ def _update_one(
         for reason in reasons:
             ctx.warn(f"{name}: not updated: {reason}")
         return record
-    if not args.yes and (fmt == "json" or not _confirm(f"Apply the update of {name}?")):
+    answer = (
+        True if args.yes else None if fmt == "json" else _confirm(f"Apply the update of {name}?")
+    )
+    if answer is False:
+        record["action"] = "kept"
+        if fmt == "text":
+            ctx.echo(f"kept {name} at {plan.entry.commit[:12] or 'local'}")
+        return record
+    if answer is None:
         record["action"] = "declined"
-        ctx.warn(f"{name}: not updated (confirm, or pass --yes)")
+        ctx.warn(f"{name}: not updated (confirm on a terminal, or pass --yes)")
         return record
     entry = apply_update(lock, plan)
     record.update(action="updated", sha256=entry.sha256)
@@ -339,9 +478,20 @@ def cmd_remove(args: argparse.Namespace, ctx: CliContext) -> int:
         results.append({"name": name, "action": "removed"})
         if fmt == "text":
             ctx.echo(f"removed {name}")
+            _hint_sync(ctx, lock, name)
     if fmt == "json":
         ctx.emit_json({"lockfile": str(lock.path), "skills": results})
     return 0 if all(r["action"] == "removed" for r in results) else 1
+
+
+def _hint_sync(ctx: CliContext, lock: Lockfile, name: str) -> None:
+    """Say where sync placed ``name``: the next ``skilldeck sync`` prunes it there."""
+    from skilldeck.core.install.sync import read_record
+
+    places = [dest for dest, names in sorted(read_record(lock).items()) if name in names]
+    if places:
+        where = ", ".join(places)
+        ctx.echo(ctx.paint(f"  still in {where}: `skilldeck sync` there prunes it", "dim"))
 
 
 def cmd_sync(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -359,12 +509,128 @@ def cmd_sync(args: argparse.Namespace, ctx: CliContext) -> int:
     if fmt == "json":
         ctx.emit_json({"mode": args.mode, "results": [r.to_dict() for r in results]})
     else:
-        for r in results:
-            color = "yellow" if r.action == "skipped" else "green"
-            tail = f": {r.reason}" if r.reason else ""
-            ctx.echo(f"{ctx.paint(r.action, color)} {r.name} -> {r.dest}{tail}")
-    return 0 if all(r.action != "skipped" for r in results) else 1
+        _show_sync(ctx, results)
+    return 0 if all(r.action not in ("skipped", "kept") for r in results) else 1
+
+
+def _show_sync(ctx: CliContext, results: list[SyncResult]) -> None:
+    """One line per skill that changed or was left alone, then the counts."""
+    colors = {"skipped": "yellow", "kept": "yellow", "pruned": "cyan", "unchanged": "dim"}
+    for r in results:
+        tail = f": {r.reason}" if r.reason else ""
+        arrow = "from" if r.action in ("pruned", "kept") else "->"
+        ctx.echo(
+            f"{ctx.paint(r.action, colors.get(r.action, 'green'))} {r.name} {arrow} {r.dest}{tail}"
+        )
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.action] = counts.get(r.action, 0) + 1
+    order = ("placed", "updated", "pruned", "unchanged", "kept", "skipped")
+    summary = ", ".join(f"{counts[a]} {a}" for a in order if counts.get(a))
+    ctx.echo(ctx.paint(f"sync: {summary or 'nothing to do'}", "dim"))
 
 
 def _user_root() -> Path:
     return Path.home() / ".agents" / "skills"
+
+
+# ---------------------------------------------------------------------------- install / verify
+
+
+def _travel_lock(args: argparse.Namespace) -> Lockfile:
+    from skilldeck.core.install import find_lock
+
+    lock_file = args.lock.expanduser().resolve() if args.lock is not None else None
+    return find_lock(args.to, lock_file)
+
+
+def cmd_install(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck install [--frozen]``: what the lock names, checked against its digests."""
+    from skilldeck.core.install import apply_frozen, frozen_plan
+
+    fmt = ctx.output_format(("text", "json"))
+    lock = _travel_lock(args)
+    with frozen_plan(lock, force=args.force, profile=ctx.profile, registry=_registry(ctx)) as plan:
+        placed = [] if (args.frozen and plan.drift) else apply_frozen(plan)
+    record = {
+        "lockfile": str(lock.path),
+        "root": str(lock.root),
+        "frozen": args.frozen,
+        "installed": [p.name for p in placed],
+        "present": plan.present,
+        "drift": [d.to_dict() for d in plan.drift],
+    }
+    if fmt == "json":
+        ctx.emit_json(record)
+        return 1 if plan.drift else 0
+    for path in placed:
+        ctx.echo(ctx.paint(f"installed {path.name}", "green") + f" -> {path}")
+    for name in plan.present:
+        ctx.echo(f"{ctx.paint('ok', 'dim')} {name}")
+    for drift in plan.drift:
+        ctx.warn(f"drift: {drift.name}: {drift.problem}")
+    if args.frozen and plan.drift:
+        ctx.warn(f"nothing was installed: {len(plan.drift)} skill(s) drifted from {lock.path}")
+    ctx.echo(
+        ctx.paint(
+            f"{len(placed)} installed, {len(plan.present)} already in place, "
+            f"{len(plan.drift)} drifted ({lock.path})",
+            "dim",
+        )
+    )
+    return 1 if plan.drift else 0
+
+
+def cmd_verify(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck verify``: exit 1 when an installed file differs from the lock."""
+    from skilldeck.core.install import verify
+
+    fmt = ctx.output_format(("text", "json"))
+    lock = _travel_lock(args)
+    drifts = verify(lock)
+    if fmt == "json":
+        ctx.emit_json(
+            {
+                "lockfile": str(lock.path),
+                "root": str(lock.root),
+                "ok": not drifts,
+                "checked": sorted(lock.entries),
+                "drift": [d.to_dict() for d in drifts],
+            }
+        )
+        return 1 if drifts else 0
+    for drift in drifts:
+        ctx.echo(f"{ctx.paint('drift', 'red')} {drift.name}: {drift.problem}")
+    verdict = f"{len(drifts)} of {len(lock.entries)} skill(s) drifted" if drifts else "all match"
+    ctx.echo(ctx.paint(f"verify: {verdict} ({lock.path})", "dim"))
+    return 1 if drifts else 0
+
+
+# ---------------------------------------------------------------------------- publish
+
+
+def cmd_publish(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``skilldeck publish DIR --out SITE``: exit 1 (writing nothing) when a skill is
+    invalid."""
+    from skilldeck.core.install.publish import publish
+
+    fmt = ctx.output_format(("text", "json"))
+    done = publish(args.folder.expanduser().resolve(), args.out.expanduser().resolve())
+    if fmt == "json":
+        ctx.emit_json(
+            {
+                "index": str(done.index) if done.index else None,
+                "skills": [p.to_dict() for p in done.skills],
+                "refused": [{"folder": str(f), "reason": r} for f, r in done.refused],
+            }
+        )
+        return 1 if done.refused else 0
+    for folder, reason in done.refused:
+        ctx.warn(f"{folder}: refused: {reason}")
+    if done.refused:
+        ctx.warn("nothing was published: fix the skills above (skilldeck validate shows more)")
+        return 1
+    for p in done.skills:
+        ctx.echo(f"{ctx.paint(p.name, 'bold')}  {p.type}  {p.digest[:19]}  {p.path}")
+    ctx.echo(ctx.paint(f"published {len(done.skills)} skill(s): {done.index}", "dim"))
+    return 0

@@ -1,18 +1,22 @@
 """Entry point of the ``skilldeck`` command.
 
-Global options (``--root``, ``--profile``, ``--format``, ``--debug``, ``--no-color``) are
-accepted before or after the command. Each command group lives in its own module with a
-``register(subparsers)`` function; commands return an exit code: 0 success, 1 findings,
-2 usage or I/O error. No traceback reaches the user unless ``--debug`` is given.
+Global options (``--root``, ``--profile``, ``--format``, ``--debug``, ``--no-color``,
+``-q/--quiet``) are accepted before or after the command. Each command group lives in its own
+module with a ``register(subparsers)`` function; commands return an exit code: 0 success,
+1 findings, 2 usage or I/O error (``run`` passes on its script's status and uses 125 for its
+own errors: :data:`OWN_ERROR_EXIT`). No traceback reaches the user unless ``--debug`` is
+given.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import json
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from skilldeck import __version__
@@ -30,10 +34,16 @@ COMMAND_MODULES = (
     "skilldeck.cli.install_cmds",
     "skilldeck.cli.exec_cmds",
     "skilldeck.cli.context_cmds",
+    "skilldeck.cli.completion_cmds",
+    "skilldeck.cli.remote_cmds",
 )
 
 _VALUE_OPTIONS = {"--root", "--profile", "--format"}
-_FLAG_OPTIONS = {"--debug", "--no-color"}
+_FLAG_OPTIONS = {"--debug": "debug", "--no-color": "no_color", "--quiet": "quiet", "-q": "quiet"}
+
+OWN_ERROR_EXIT = {"run": 125}
+"""Exit status of Skilldeck's own refusals and errors for commands whose other statuses
+belong to someone else (``run`` passes on the script's status); 2 for every other command."""
 
 
 def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[str]]:
@@ -48,6 +58,7 @@ def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[s
         "format": None,
         "debug": False,
         "no_color": False,
+        "quiet": False,
     }
     rest: list[str] = []
     args = list(argv)
@@ -72,7 +83,7 @@ def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[s
             else:
                 found[key] = value
         elif arg in _FLAG_OPTIONS:
-            found[arg[2:].replace("-", "_")] = True
+            found[_FLAG_OPTIONS[arg]] = True
         else:
             rest.append(arg)
         i += 1
@@ -80,12 +91,64 @@ def split_global_options(argv: Sequence[str]) -> tuple[dict[str, object], list[s
 
 
 class UsageError(Exception):
-    """Bad command-line usage (exit 2)."""
+    """Bad command-line usage (exit 2).
+
+    Attributes:
+        prog: The command whose ``--help`` explains the usage (``skilldeck lint``).
+    """
+
+    def __init__(self, message: str, prog: str = "skilldeck") -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+_UNRECOGNIZED = re.compile(r"unrecognized arguments: (--[^\s=]+)")
+
+
+def did_you_mean(message: str, options: Sequence[str] = ()) -> str:
+    """``message`` with "did you mean 'list'?" added when it rejects a near-miss choice or
+    an unknown option close to one of ``options``."""
+    found = _INVALID_CHOICE.search(message)
+    if found is not None:
+        word, choices = found.group(1), re.findall(r"'([^']*)'", found.group(2))
+    elif (unknown := _UNRECOGNIZED.search(message)) is not None:
+        word, choices = unknown.group(1), list(options)
+    else:
+        return message
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f"{message}; did you mean {close[0]!r}?" if close else message
+
+
+def _command_parser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The parser of the deepest (sub)command ``args`` went through."""
+    current = parser
+    while True:
+        action = next(
+            (a for a in current._actions if isinstance(a, argparse._SubParsersAction)), None
+        )
+        name = getattr(args, action.dest, None) if action is not None else None
+        if action is None or name not in action.choices:
+            return current
+        current = action.choices[name]
 
 
 class _Parser(argparse.ArgumentParser):
+    """An argument parser that raises :class:`UsageError` instead of exiting, and can
+    build its epilog only when help is shown (``lazy_epilog``)."""
+
+    lazy_epilog: Callable[[], str] | None = None
+
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
+        options = [o for a in self._actions for o in a.option_strings]
+        raise UsageError(f"{self.prog}: {did_you_mean(message, options)}", self.prog)
+
+    def format_help(self) -> str:
+        if self.lazy_epilog is not None:
+            self.epilog = self.lazy_epilog()
+        return super().format_help()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,9 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find, check, load and govern Agent Skills. "
         "With no command, opens the terminal UI.",
         epilog="Global options (anywhere on the line): --root PATH (repeatable), "
-        "--profile default|agentskills|claude-code, --format text|json, --debug, --no-color.",
+        "--profile default|agentskills|claude-code|shipped, --format text|json, --debug, "
+        "--no-color, -q/--quiet (results and errors only).",
     )
-    parser.add_argument("--version", action="version", version=f"skilldeck {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"skilldeck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module_name in COMMAND_MODULES:
         module = importlib.import_module(module_name)
@@ -110,21 +174,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     json_errors = _wants_json(argv)
+    own_exit = 2
     try:
         options, rest = split_global_options(argv)
+        own_exit = OWN_ERROR_EXIT.get(rest[0] if rest else "", 2)
         parser = build_parser()
-        args = parser.parse_args(rest)
+        args, extras = parser.parse_known_args(rest)
+        if extras:  # name the command whose --help explains it, not the top level
+            _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
         ctx = CliContext.from_options(options)
         if args.command is None:
             return _open_tui(ctx)
         code: int = args.func(args, ctx)
-        return code
+        return _fail_on_invalid(ctx, args.command, code)
     except UsageError as exc:
-        _report_error(SkilldeckError(ErrorCode.INVALID_PARAM, str(exc)), json_errors, usage=True)
-        return 2
+        error = SkilldeckError(ErrorCode.INVALID_PARAM, str(exc))
+        _report_error(error, json_errors, usage=exc.prog)
+        return own_exit
     except SkilldeckError as exc:
         _report_error(exc, json_errors)
-        return 2
+        return own_exit
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -137,7 +206,33 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)",
         )
         _report_error(error, json_errors)
-        return 2
+        return own_exit
+
+
+_NO_SKILL_COMMANDS = {
+    "config",
+    "doctor",
+    "rules",
+    "telemetry",
+    "serve",
+    "validate",
+    "completion",
+    "run",
+}
+"""Commands ``fail_on_invalid_skills`` leaves alone (no skills read, or their own rule:
+``run`` passes on its script's status and refuses invalid skills itself)."""
+
+
+def _fail_on_invalid(ctx: CliContext, command: str, code: int) -> int:
+    """``code``, or 1 (saying why on stderr) when ``fail_on_invalid_skills`` is on and a
+    discovered skill is invalid."""
+    if code or not ctx.settings.fail_on_invalid_skills or command in _NO_SKILL_COMMANDS:
+        return code
+    problem = ctx.workspace().invalid_problem()
+    if problem is None:
+        return code
+    ctx.warn(f"error: {problem}")
+    return 1
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
@@ -153,15 +248,16 @@ def _wants_json(argv: Sequence[str]) -> bool:
     return False
 
 
-def _report_error(error: SkilldeckError, json_errors: bool, *, usage: bool = False) -> None:
+def _report_error(error: SkilldeckError, json_errors: bool, *, usage: str | None = None) -> None:
     """Say what went wrong: a JSON ``{"error": …}`` document on stdout in JSON mode (scripts
-    read stdout), and always one plain line on stderr."""
+    read stdout), and always one plain line on stderr (for a usage error, ``usage`` names
+    the command whose ``--help`` to see)."""
     if json_errors:
         print(json.dumps({"error": error.to_dict()}, indent=2, ensure_ascii=False, default=str))
     message = for_terminal(error.message)
     if usage:
         print(message, file=sys.stderr)
-        print("Try 'skilldeck --help'.", file=sys.stderr)
+        print(f"See '{usage} --help'.", file=sys.stderr)
     elif error.code is ErrorCode.INTERNAL_ERROR:
         print(f"skilldeck: {message}", file=sys.stderr)
     else:

@@ -134,7 +134,7 @@ def run_search(args: argparse.Namespace, ctx: CliContext) -> int:
         ctx.warn(f"semantic signal off ({index.semantic_error}); results are lexical only")
     tools = {t.strip() for t in args.tools.split(",") if t.strip()} if args.tools else None
 
-    def run(query: str) -> SearchResponse:
+    def local(query: str) -> SearchResponse:
         return workspace.search(
             query,
             scope=scope,
@@ -143,6 +143,10 @@ def run_search(args: argparse.Namespace, ctx: CliContext) -> int:
             tools=tools,
             agent=args.agent,
         )
+
+    from skilldeck.cli.remote_cmds import remote_search
+
+    run = remote_search(ctx, workspace, scope, args, tools) or local  # federation
 
     if query_words == ["-"]:
         for line in sys.stdin:

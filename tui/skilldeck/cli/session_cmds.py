@@ -392,6 +392,8 @@ def cmd_pending(args: argparse.Namespace, ctx: CliContext) -> int:
         pending = store.pending(args.id)
     if fmt == "json":
         ctx.emit_json({"id": args.id, "pending": pending})
+    elif not pending:
+        ctx.echo(f"nothing waiting for approval in session {args.id}")
     else:
         for tool in pending:
             ctx.echo(tool)

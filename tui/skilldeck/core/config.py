@@ -81,6 +81,12 @@ class Settings:
         mcp_config: ``.mcp.json`` to query for MCP tools (None: look in the project).
         builtin_tools: Whether the built-in preset of common agent tools counts as available.
         tool_validation: ``strict``, ``warn`` or ``ignore`` for missing required tools.
+        fail_on_invalid_skills: While any skill is invalid, ``serve`` refuses to start and
+            CLI commands exit non-zero.
+        instruction_hosts: Hosts (``example.com`` or ``host:port``) that skills may fetch
+            ``instructions: {url: ...}`` from, on load only; empty: none.
+        instruction_max_bytes: Size cap of fetched instructions in bytes.
+        instruction_timeout_s: Timeout of one instructions fetch in seconds.
         session_mode: Default policy mode for new sessions.
         prompt_char_budget: Tier-1 listing budget in characters.
         body_token_cap: Tier-2 body cap in (approximate) tokens.
@@ -106,6 +112,9 @@ class Settings:
         require_sandbox: Refuse to run skill code below the ``bwrap`` sandbox level.
         exec_timeout_s: Wall-clock limit of one script run in seconds.
             ``SKILLDECK_EXEC_TIMEOUT_S`` wins.
+        remotes: Remote skill catalogs (federation), one table per label: ``[remotes.team]``
+            with ``url`` (+ ``token_file``) or ``command`` (a list), and optionally
+            ``timeout_s``, ``ttl_s`` and ``review``; read by :mod:`skilldeck.core.remote`.
         sources: Where each setting that is not a default came from (``config.toml`` or
             the environment variable's name).
     """
@@ -116,6 +125,10 @@ class Settings:
     mcp_config: Path | None = None
     builtin_tools: bool = True
     tool_validation: str = "warn"
+    fail_on_invalid_skills: bool = False
+    instruction_hosts: list[str] = field(default_factory=list)
+    instruction_max_bytes: int = 256 * 1024
+    instruction_timeout_s: float = 10.0
     session_mode: str = "approval"
     prompt_char_budget: int = 12_000
     body_token_cap: int = 5_000
@@ -133,6 +146,7 @@ class Settings:
     skills_exec: bool = False
     exec_timeout_s: float = 60.0
     require_sandbox: bool = False
+    remotes: dict[str, Any] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -205,6 +219,8 @@ def load_settings(path: Path | None = None) -> Settings:
         try:
             if attr == "extra_skill_dirs":
                 value = [Path(str(v)).expanduser() for v in value]
+            elif attr == "instruction_hosts":
+                value = _host_list(value)
             elif attr in _PATH_FIELDS:
                 value = Path(str(value)).expanduser()
             elif isinstance(current, bool):
@@ -223,6 +239,14 @@ def load_settings(path: Path | None = None) -> Settings:
         settings.sources[attr] = str(cfg)
     _apply_env(settings)
     return settings
+
+
+def _host_list(value: Any) -> list[str]:
+    """``instruction_hosts`` as lower-case host names; TypeError when not a list of
+    strings."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError("expected a list of host names")
+    return [v.strip().lower() for v in value if v.strip()]
 
 
 def _apply_env(settings: Settings) -> None:

@@ -60,8 +60,12 @@ _META = tuple(
         r"\b(?:which|what)\s+(?:skills|capabilities|abilities|tools)\s+"
         r"(?:do\s+you\s+have|have\s+you\s+got|are\s+(?:there|available)|can\s+you\s+use)",
         r"\bwhat\s+are\s+your\s+(?:skills|capabilities|abilities)\b",
-        r"\b(?:list|show)\s+(?:me\s+)?(?:all\s+)?(?:of\s+)?(?:your|the|available)\s+"
-        r"(?:available\s+)?skills\b",
+        r"\b(?:list|show|see|display|view)\s+(?:me\s+)?(?:all\s+)?(?:of\s+)?"
+        r"(?:(?:your|the|my|available|installed)\s+)?(?:available\s+|installed\s+)?"
+        r"(?:skills|capabilities)\b",
+        r"\bwhat\s+do\s+you\s+know\s+how\s+to\s+do\b",
+        r"\bwhat\s+skills\s+(?:do\s+you\s+have|are\s+there|exist)\b",
+        r"\b(?:skills|capabilities)\s+(?:list|overview|registry)\b",
         r"^\W*/?(?:help|skills|capabilities)(?:\s+me)?\W*$",
     )
 )
@@ -312,7 +316,9 @@ def _candidates(
     results: Iterable[SearchResult] = ()
     threshold = workspace.settings.confidence_threshold
     if message.strip():
-        response = workspace.search(message[:20_000], scope="visible", limit=SEARCH_POOL)
+        response = workspace.search(
+            message[:20_000], scope="visible", limit=SEARCH_POOL, tools=workspace.known_tools()
+        )
         results, threshold = response.results, response.threshold
     for result in results:
         skill = by_name.get(result.skill.name.lower())

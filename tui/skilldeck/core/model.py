@@ -134,6 +134,56 @@ class Triggers:
         }
 
 
+PARAMETER_TYPES = ("string", "number", "integer", "boolean", "array", "object")
+"""The ``type`` values a ``parameters`` entry may have (JSON Schema's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One entry of the ``parameters`` frontmatter field: an input the skill takes.
+
+    Attributes:
+        name: How the input is called (a prompt argument of the same name over MCP).
+        description: What to give.
+        type: One of :data:`PARAMETER_TYPES`.
+        required: Whether the skill needs it.
+        default: The value used when it is not given (None: no default).
+    """
+
+    name: str
+    description: str = ""
+    type: str = "string"
+    required: bool = False
+    default: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "type": self.type,
+            "required": self.required,
+            "default": _jsonable(self.default),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """One entry of the ``examples`` frontmatter field: a request and what the skill does.
+
+    Attributes:
+        request: What a user asks.
+        does: What the skill does about it (``does`` or ``response`` in the frontmatter).
+    """
+
+    request: str
+    does: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON-ready form."""
+        return {"request": self.request, "does": self.does}
+
+
 _NO_TRIGGERS = Triggers()
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'`])")
@@ -182,9 +232,17 @@ class Skill:
         default_enabled: The ``default_enabled`` field: false keeps the skill disabled
             until a registry enables it.
         brief_description: The ``brief_description`` field ('' when absent).
+        parameters: The inputs it takes (``parameters``; bad entries left out, SD120).
+        examples: Requests it answers and what it does (``examples``; SD121).
+        instructions: Where its instructions come from instead of the body:
+            ``("file", relative path)`` or ``("url", address)`` (``instructions``; SD122),
+            None: the SKILL.md body.
         owner: Owner from the governance registry, if any.
         tool_validation: ``strict``, ``warn`` or ``ignore`` for missing tools, from the
             frontmatter (``tool-validation``) or the registry; None: the settings default.
+        missing_tools: Required tools a ``tool-validation: strict`` skill lacks (set at
+            discovery by :func:`~skilldeck.core.tools.validation.gate_strict`; non-empty
+            means the skill is unavailable to agents).
         shadowed_by: SKILL.md path of the skill that wins the name clash, if this one loses.
         shadow_reason: One sentence saying why it is shadowed.
         resources: Resource files relative to ``base_dir`` (POSIX), bounded in count.
@@ -222,8 +280,12 @@ class Skill:
     scripts: tuple[str, ...] = ()
     default_enabled: bool = True
     brief_description: str = ""
+    parameters: tuple[Parameter, ...] = ()
+    examples: tuple[Example, ...] = ()
+    instructions: tuple[str, str] | None = None
     owner: str | None = None
     tool_validation: str | None = None
+    missing_tools: tuple[str, ...] = ()
     shadowed_by: Path | None = None
     shadow_reason: str = ""
     resources: tuple[str, ...] = ()
@@ -239,9 +301,28 @@ class Skill:
         return self.brief_description or brief_of(self.description)
 
     @property
+    def id(self) -> str:
+        """A stable id: the source, the root folder's name and the skill's folder relative
+        to the root (``project:skills/pdf``); the same on every run and machine for the
+        same layout, unlike the absolute path."""
+        label = self.root.name if self.root is not None else self.base_dir.parent.name
+        rel = "" if self.rel_id == "." else self.rel_id
+        return f"{self.source.value}:{label}/{rel}".rstrip("/")
+
+    @property
     def valid(self) -> bool:
         """True when no diagnostic is an error."""
         return not any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why a ``tool-validation: strict`` skill is unavailable to agents, or None."""
+        if not self.missing_tools:
+            return None
+        return (
+            f"unavailable: required tool(s) {', '.join(self.missing_tools)} not available "
+            "(tool-validation: strict)"
+        )
 
     @property
     def shadowed(self) -> bool:
@@ -271,6 +352,7 @@ class Skill:
     def summary_dict(self) -> dict[str, Any]:
         """The ``list`` record: what a listing needs, JSON-ready."""
         return {
+            "id": self.id,
             "name": self.name,
             "description": self.description,
             "brief": self.brief,
@@ -283,6 +365,8 @@ class Skill:
             "enabled": self.enabled,
             "hidden": self.hidden,
             "valid": self.valid,
+            "unavailable": self.unavailable,
+            "missing_tools": list(self.missing_tools),
             "errors": len(self.errors),
             "warnings": len(self.warnings),
         }
@@ -306,6 +390,9 @@ class Skill:
                 "toolsets": list(self.toolsets),
                 "scripts": list(self.scripts),
                 "default_enabled": self.default_enabled,
+                "parameters": [p.to_dict() for p in self.parameters],
+                "examples": [e.to_dict() for e in self.examples],
+                "instructions": dict([self.instructions]) if self.instructions else None,
                 "resources": list(self.resources),
                 "resources_truncated": self.resources_truncated,
                 "mtime_ns": self.mtime_ns,

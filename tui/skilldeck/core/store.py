@@ -76,6 +76,14 @@ SCHEMA = (
         data BLOB NOT NULL,
         PRIMARY KEY (key, name)
     )""",
+    # Instructions fetched from a URL (``instructions: {url: ...}``) with the sha256 of
+    # ``body``: served again when the URL cannot be fetched (skilldeck.core.loader.remote).
+    """CREATE TABLE IF NOT EXISTS instruction_cache (
+        url TEXT PRIMARY KEY,
+        digest TEXT NOT NULL,
+        fetched_ns INTEGER NOT NULL,
+        body TEXT NOT NULL
+    )""",
     # A skill's embedding under one model: ``key`` names the version of the skill's
     # embedded text, ``vector`` is raw float32 (skilldeck.core.search.vectors).
     """CREATE TABLE IF NOT EXISTS skill_vectors (

@@ -1,6 +1,6 @@
 """Validation profiles: does a skill's frontmatter follow a given specification?
 
-Three profiles:
+Four profiles:
 
 * ``agentskills`` is the open Agent Skills specification exactly: only ``name``,
   ``description``, ``license``, ``compatibility``, ``metadata`` and ``allowed-tools``;
@@ -14,9 +14,15 @@ Three profiles:
   cannot be matched), format problems, type problems and unknown fields are warnings, and
   Skilldeck's own extension fields (``triggers``, ``tools``, ``priority``, ``tags``, …) are
   accepted.
+* ``shipped`` is the contract of the skills Skilldeck ships: ``agentskills`` exactly, plus
+  a non-empty body, ``metadata.version`` in semantic versioning, ``metadata.tags`` as a
+  comma-separated string (so the frontmatter stays spec-valid), no relative link or
+  referenced file that is missing from the skill folder, and a body that can be loaded.
+  Unlike the others it reads the body (``SV5xx`` codes).
 
 Every problem is reported at once as a :class:`~skilldeck.core.model.Diagnostic` with a
-stable ``SV`` code. Validation never reads the file: it works on what the parser stored.
+stable ``SV`` code. Validation never reads the file (except the ``shipped`` checks): it
+works on what the parser stored.
 """
 
 from __future__ import annotations
@@ -31,7 +37,16 @@ from typing import Any
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Diagnostic, Severity, Skill
 
-PROFILES = ("default", "agentskills", "claude-code")
+PROFILES = ("default", "agentskills", "claude-code", "shipped")
+_SPEC_ONLY = frozenset({"agentskills", "shipped"})
+"""Profiles that allow only the Agent Skills specification's fields and forms."""
+
+SEMVER = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?"
+)
+"""Semantic Versioning 2.0.0 (https://semver.org), matched with ``fullmatch``."""
 
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
@@ -66,6 +81,10 @@ SKILLDECK_FIELDS = (
     "scripts",
     "default_enabled",
     "brief_description",
+    "tool-validation",
+    "parameters",
+    "examples",
+    "instructions",
 )
 
 CONTEXT_VALUES = ("fork",)
@@ -84,13 +103,13 @@ class Check:
         code: Stable ``SV`` code.
         name: Short kebab-case name.
         summary: What the check finds.
-        severities: Severity per profile (``default``, ``agentskills``, ``claude-code``).
+        severities: Severity per profile, in :data:`PROFILES` order.
     """
 
     code: str
     name: str
     summary: str
-    severities: tuple[Severity | None, Severity | None, Severity | None]
+    severities: tuple[Severity | None, Severity | None, Severity | None, Severity | None]
 
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -98,78 +117,105 @@ E, W = Severity.ERROR, Severity.WARNING
 CHECKS: dict[str, Check] = {
     c.code: c
     for c in (
-        Check("SV101", "name-missing", "The name field is missing.", (E, E, W)),
-        Check("SV102", "name-not-string", "The name is not a string.", (W, E, E)),
-        Check("SV103", "name-length", "The name is empty or longer than 64 characters.", (W, E, E)),
+        Check("SV101", "name-missing", "The name field is missing.", (E, E, W, E)),
+        Check("SV102", "name-not-string", "The name is not a string.", (W, E, E, E)),
+        Check(
+            "SV103", "name-length", "The name is empty or longer than 64 characters.", (W, E, E, E)
+        ),
         Check(
             "SV104",
             "name-charset",
             "The name has characters other than lowercase a-z, 0-9 and hyphens.",
-            (W, E, E),
+            (W, E, E, E),
         ),
         Check(
             "SV105",
             "name-hyphens",
             "The name starts or ends with a hyphen or has two hyphens in a row.",
-            (W, E, E),
+            (W, E, E, E),
         ),
         Check(
             "SV106",
             "name-folder-mismatch",
             "The name differs from the skill folder name.",
-            (None, E, W),
+            (None, E, W, E),
         ),
-        Check("SV201", "description-missing", "The description field is missing.", (E, E, W)),
-        Check("SV202", "description-not-string", "The description is not a string.", (E, E, E)),
-        Check("SV203", "description-empty", "The description is empty.", (E, E, W)),
+        Check("SV201", "description-missing", "The description field is missing.", (E, E, W, E)),
+        Check("SV202", "description-not-string", "The description is not a string.", (E, E, E, E)),
+        Check("SV203", "description-empty", "The description is empty.", (E, E, W, E)),
         Check(
             "SV204",
             "description-too-long",
             "The description is longer than 1024 characters.",
-            (W, E, E),
+            (W, E, E, E),
         ),
         Check(
             "SV301",
             "compatibility-invalid",
             "compatibility is not a string of 1-500 characters.",
-            (W, E, E),
+            (W, E, E, E),
         ),
         Check(
             "SV302",
             "metadata-invalid",
             "metadata is not a mapping of string keys to string values.",
-            (W, E, W),
+            (W, E, W, E),
         ),
         Check(
             "SV303",
             "allowed-tools-invalid",
             "allowed-tools is not a space-separated string (or, outside the spec, a list).",
-            (W, E, E),
+            (W, E, E, E),
         ),
-        Check("SV304", "license-invalid", "license is not a string.", (W, E, E)),
+        Check("SV304", "license-invalid", "license is not a string.", (W, E, E, E)),
         Check(
             "SV401",
             "unknown-field",
             "A top-level field the profile does not know.",
-            (W, E, W),
+            (W, E, W, E),
         ),
         Check(
             "SV402",
             "field-type",
             "A known field has the wrong type (boolean, string, list, mapping, integer).",
-            (W, None, E),
+            (W, None, E, None),
         ),
         Check(
             "SV403",
             "field-value",
             "A known field has a value outside its documented set (context, shell, effort).",
-            (W, None, W),
+            (W, None, W, None),
         ),
         Check(
             "SV404",
             "script-missing",
             "A script declared in 'scripts' is missing or resolves outside the skill folder.",
-            (E, None, None),
+            (E, None, None, None),
+        ),
+        Check("SV501", "body-empty", "The SKILL.md body is empty.", (None, None, None, E)),
+        Check(
+            "SV502",
+            "version-not-semver",
+            "metadata.version is missing or not semantic versioning (MAJOR.MINOR.PATCH).",
+            (None, None, None, E),
+        ),
+        Check(
+            "SV503",
+            "tags-missing",
+            "metadata.tags is missing or not a comma-separated string of tags.",
+            (None, None, None, E),
+        ),
+        Check(
+            "SV504",
+            "dead-link",
+            "A relative link or referenced file that does not exist in the skill folder.",
+            (None, None, None, E),
+        ),
+        Check(
+            "SV505",
+            "not-loadable",
+            "The skill's body cannot be read, so the skill cannot be loaded.",
+            (None, None, None, E),
         ),
     )
 }
@@ -197,7 +243,7 @@ class _Collector:
             else _NO_KEYS
         )
 
-    def add(self, code: str, message: str, key: str | None = None) -> None:
+    def add(self, code: str, message: str, key: str | None = None, line: int | None = None) -> None:
         severity = CHECKS[code].severities[self.index]
         if severity is None:
             return
@@ -208,7 +254,8 @@ class _Collector:
             and code in _TYPE_CODES
         ):
             return  # the parser already reported this type problem (SD112)
-        line = self.skill.field_lines.get(key, 1) if key else 1
+        if line is None:
+            line = self.skill.field_lines.get(key, 1) if key else 1
         self.out.append(
             Diagnostic(
                 code=code,
@@ -251,17 +298,19 @@ def validate_skill(skill: Skill, profile: str = "default") -> list[Diagnostic]:
     _check_description(col, fm)
     _check_spec_fields(col, fm, profile)
     _check_unknown(col, fm, profile)
-    if profile != "agentskills":
+    if profile not in _SPEC_ONLY:
         _check_types(col, fm, profile)
     if profile == "default":
         _check_scripts(col, skill, fm)
+    if profile == "shipped":
+        _check_shipped(col, skill, fm)
     return parse_diags + col.out
 
 
 def _under(diag: Diagnostic, profile: str) -> Diagnostic:
     """A parse diagnostic as ``profile`` rates it: a duplicate key (SD105) is an error
     under ``agentskills``, as YAML and the reference validator have it."""
-    if diag.code == "SD105" and profile == "agentskills" and diag.severity is not Severity.ERROR:
+    if diag.code == "SD105" and profile in _SPEC_ONLY and diag.severity is not Severity.ERROR:
         message = diag.message.replace("the last value wins", "YAML forbids duplicate keys")
         return dataclasses.replace(diag, severity=Severity.ERROR, message=message)
     return diag
@@ -293,12 +342,10 @@ def name_problems(name: str) -> list[tuple[str, str]]:
     if len(name) > NAME_MAX:
         problems.append(("SV103", f"'name' is {len(name)} characters; the limit is {NAME_MAX}"))
     if not _NAME_CHARS.fullmatch(name):
-        bad = sorted({c for c in name if not ("a" <= c <= "z" or "0" <= c <= "9" or c == "-")})
-        shown = "".join(bad[:10])
         problems.append(
             (
                 "SV104",
-                f"'name' may only contain lowercase a-z, 0-9 and hyphens; found {shown!r}",
+                "'name' may only contain lowercase a-z, 0-9 and hyphens; found " + _bad_chars(name),
             )
         )
     if name.startswith("-") or name.endswith("-"):
@@ -306,6 +353,27 @@ def name_problems(name: str) -> list[tuple[str, str]]:
     if "--" in name:
         problems.append(("SV105", "'name' must not contain consecutive hyphens"))
     return problems
+
+
+def _bad_chars(name: str) -> str:
+    """The characters of ``name`` outside a-z, 0-9 and hyphen, named readably with their
+    position: ``U+200B ZERO WIDTH SPACE at character 5, 'A' at character 1``."""
+    import unicodedata
+
+    shown: list[str] = []
+    seen: set[str] = set()
+    for i, c in enumerate(name, 1):
+        if "a" <= c <= "z" or "0" <= c <= "9" or c == "-" or c in seen:
+            continue
+        seen.add(c)
+        if c.isprintable() and not c.isspace() and c.isascii():
+            label = repr(c)
+        else:
+            label = f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed character')}"
+        shown.append(f"{label} at character {i}")
+        if len(shown) == 5:
+            break
+    return ", ".join(shown)
 
 
 def _check_description(col: _Collector, fm: Mapping[str, Any]) -> None:
@@ -359,12 +427,12 @@ def _check_spec_fields(col: _Collector, fm: Mapping[str, Any], profile: str) -> 
     if "allowed-tools" in fm:
         value = fm["allowed-tools"]
         ok = isinstance(value, str)
-        if profile != "agentskills" and isinstance(value, list):
+        if profile not in _SPEC_ONLY and isinstance(value, list):
             ok = all(isinstance(v, str) for v in value)
         if not ok:
             wanted = (
                 "a space-separated string"
-                if profile == "agentskills"
+                if profile in _SPEC_ONLY
                 else "a space-separated string or a list of strings"
             )
             col.add(
@@ -378,6 +446,7 @@ def _check_spec_fields(col: _Collector, fm: Mapping[str, Any], profile: str) -> 
 
 _KNOWN_FIELDS = {
     "agentskills": frozenset(SPEC_FIELDS),
+    "shipped": frozenset(SPEC_FIELDS),
     "claude-code": frozenset(SPEC_FIELDS + CLAUDE_CODE_FIELDS),
     "default": frozenset(SPEC_FIELDS + CLAUDE_CODE_FIELDS + SKILLDECK_FIELDS),
 }
@@ -396,6 +465,7 @@ def _check_unknown(col: _Collector, fm: Mapping[str, Any], profile: str) -> None
             continue
         label = {
             "agentskills": "is not allowed by the Agent Skills specification",
+            "shipped": "is not allowed by the Agent Skills specification (use metadata)",
             "claude-code": "is not a documented Claude Code or Agent Skills field",
             "default": "is not a known field (spec, Claude Code or Skilldeck); it is ignored",
         }[profile]
@@ -478,6 +548,77 @@ def _check_scripts(col: _Collector, skill: Skill, fm: Mapping[str, Any]) -> None
             problem = "does not exist"
         if problem is not None:
             col.add("SV404", f"declared script {rel!r} {problem}", "scripts")
+
+
+def metadata_version(fm: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """``(where, value)`` of the skill's version: top-level ``version`` or
+    ``metadata.version`` (the spec-valid place); None when neither is set."""
+    if fm.get("version") is not None:
+        return "version", fm["version"]
+    meta = fm.get("metadata")
+    if isinstance(meta, Mapping) and meta.get("version") is not None:
+        return "metadata.version", meta["version"]
+    return None
+
+
+def body_encoding(skill: Skill) -> list[Diagnostic]:
+    """SD106 warnings for body bytes that are not UTF-8. Reads the SKILL.md, so discovery
+    never calls it; ``skilldeck validate`` does (the BOM is the parser's SD119)."""
+    from skilldeck.core.discovery.frontmatter import MAX_BODY_READ, encoding_problems, read_raw
+
+    if skill.body_offset <= 0:
+        return []
+    try:
+        data = read_raw(skill)
+    except (SkilldeckError, OSError, ValueError):
+        return []
+    final = len(data) < MAX_BODY_READ
+    return [
+        Diagnostic(code, Severity.WARNING, message, skill.path, line, column)
+        for code, message, line, column in encoding_problems(data, skill.body_offset, final=final)
+        if code == "SD106"
+    ]
+
+
+def _check_shipped(col: _Collector, skill: Skill, fm: Mapping[str, Any]) -> None:
+    """The shipped-skill contract: version, tags, a loadable non-empty body, no dead link."""
+    raw = fm.get("metadata")
+    meta: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    version = meta.get("version")
+    if not isinstance(version, str) or not SEMVER.fullmatch(version):
+        shown = "is missing" if version is None else f"is {version!r}"
+        col.add("SV502", f"metadata.version {shown}; write it as MAJOR.MINOR.PATCH", "metadata")
+    tags = meta.get("tags")
+    if not isinstance(tags, str) or not any(t.strip() for t in tags.split(",")):
+        shown = "is missing" if tags is None else f"is {_type_name(tags)}"
+        col.add("SV503", f"metadata.tags {shown}; write 'tag-one, tag-two'", "metadata")
+    body = _shipped_body(col, skill)
+    if body is None:
+        return
+    if not body.strip():
+        col.add("SV501", "the body is empty: write the instructions", line=skill.body_line)
+    for d in _dead_links(skill):
+        col.add("SV504", d.message, line=d.line)
+
+
+def _shipped_body(col: _Collector, skill: Skill) -> str | None:
+    """The skill's body, or None (SV505) when it cannot be read."""
+    from skilldeck.core.discovery.frontmatter import read_body
+
+    if skill.body_offset <= 0:
+        return None  # no frontmatter: the parse errors already say why
+    try:
+        return read_body(skill)
+    except (SkilldeckError, OSError, ValueError) as exc:
+        col.add("SV505", f"the body cannot be read: {exc}", line=skill.body_line)
+        return None
+
+
+def _dead_links(skill: Skill) -> list[Diagnostic]:
+    """Lint's broken-link and missing-referenced-file findings (SL103, SL104)."""
+    from skilldeck.core.lint import LintConfig, lint_skill
+
+    return lint_skill(skill, config=LintConfig(select=["SL103", "SL104"]))
 
 
 _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {

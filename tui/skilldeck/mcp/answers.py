@@ -6,7 +6,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from skilldeck.core.errors import ErrorCode, SkilldeckError
 
 if TYPE_CHECKING:
     from skilldeck.core.model import Skill
@@ -36,18 +39,23 @@ SKILLS_OFF = (
 
 
 def instructions_text(
-    visible: list[Skill], budget: int = INSTRUCTIONS_BUDGET, *, skills_v1: bool = True
+    visible: list[Skill],
+    budget: int = INSTRUCTIONS_BUDGET,
+    *,
+    skills_v1: bool = True,
+    used: Mapping[str, int] | None = None,
 ) -> str:
     """The server instructions: how to use the tools plus a short skill listing.
 
-    Only the first :data:`INSTRUCTIONS_SKILLS` skills (highest priority, then by name)
-    are offered to the listing, so a large catalog costs no more than a small one;
-    the closing line says how many more there are.
+    Only the :data:`INSTRUCTIONS_SKILLS` most useful skills are offered to the listing
+    (most loaded lately across sessions, then highest priority, then by name), so a large
+    catalog costs no more than a small one; the closing line says how many more there are.
 
     Args:
         visible: The skills a model may see.
         budget: Characters of listing.
         skills_v1: The feature flag; off says skills are turned off instead.
+        used: Skill name -> recent loads (all sessions).
     """
     from skilldeck.core.loader import render_listing
 
@@ -57,8 +65,10 @@ def instructions_text(
     head = f"{INTRO}\n\n{total} skill{'s' if total != 1 else ''} available."
     if not total:
         return head
-    chosen = sorted(visible, key=lambda s: (-s.priority, s.name))[:INSTRUCTIONS_SKILLS]
-    listing = render_listing(chosen, budget=budget, fmt="markdown")
+    uses = used or {}
+    chosen = sorted(visible, key=lambda s: (-uses.get(s.name, 0), -s.priority, s.name))
+    chosen = chosen[:INSTRUCTIONS_SKILLS]
+    listing = render_listing(chosen, budget=budget, fmt="markdown", ranked=True)
     text = listing.text
     if len(listing.included) < total:
         more = total - len(listing.included)
@@ -127,3 +137,39 @@ def search_answer(
     if results and confident:
         lines.append(f"Load the best match with load_skill(name={results[0]['name']!r}).")
     return data, "\n".join(lines)
+
+
+_ASK = (
+    "Ask the operator (the person running Skilldeck) if you need it; do not try to change "
+    "how this server is configured."
+)
+_REFUSALS = {
+    "exec_disabled": "Running skill code is not enabled on this server. " + _ASK,
+    "denied": "The operator denied {what} for this session. Do not retry it.",
+    "requires_approval": (
+        "{what} is waiting for the operator's approval. Tell the user it needs the "
+        "operator's review, and call again only after they approve it."
+    ),
+    "not_allowed": (
+        "The operator has not allowed {what} as its files are now (an edited skill needs a "
+        "new review). " + _ASK
+    ),
+    "disabled": "The operator disabled this skill. " + _ASK,
+    "invalid": "This skill is invalid and cannot run. " + _ASK,
+    "sandbox_required": "This server runs skill code only in a sandbox it does not have. " + _ASK,
+}
+
+
+def agent_refusal(exc: SkilldeckError, what: str) -> SkilldeckError:
+    """A refusal to run skill code, worded for an agent: what to ask the operator for,
+    never how to turn execution on. Other errors are returned unchanged.
+
+    Args:
+        exc: The core's refusal (``PERMISSION_DENIED`` with a ``reason``).
+        what: The thing refused, e.g. ``script run.py of skill demo``.
+    """
+    template = _REFUSALS.get(str(exc.details.get("reason", "")))
+    if exc.code is not ErrorCode.PERMISSION_DENIED or template is None:
+        return exc
+    keep = {k: v for k, v in exc.details.items() if k not in ("notices",)}
+    return SkilldeckError(exc.code, template.format(what=what), **keep)

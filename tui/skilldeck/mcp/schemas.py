@@ -7,16 +7,24 @@ Schema keywords these schemas use, so no third-party validator is needed on the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from skilldeck.core.workspace import AGENT_LIMIT
+from skilldeck.core.limits import AGENT_LIMIT
+
+if TYPE_CHECKING:
+    from skilldeck.mcp.service import SkillService, ToolOutput
+
+Handler = Callable[["SkillService", dict[str, Any], str], "ToolOutput"]
+"""How a tool is answered: the service, the validated arguments and the client's key."""
 
 NAME_MAX = 200
 QUERY_MAX = 2000
 ARGUMENTS_MAX = 20_000
 PATH_MAX = 4096
 TOOL_MAX = 500
+REASON_MAX = 500
 LIMIT_MAX = 50
 BUDGET_MAX = 1_000_000
 MAX_SKILLS_MAX = 10
@@ -32,6 +40,8 @@ class ToolSpec:
         description: What the tool does, for the model.
         input_schema: JSON Schema of the arguments object.
         read_only: True when calling it changes no state (listing, reading).
+        handler: What answers a call (:data:`Handler`).
+        destructive: True when a call may change things outside Skilldeck (runs code).
     """
 
     name: str
@@ -39,6 +49,47 @@ class ToolSpec:
     description: str
     input_schema: dict[str, Any]
     read_only: bool
+    handler: Handler
+    destructive: bool = False
+
+    @property
+    def idempotent(self) -> bool:
+        """Calling twice with the same arguments does no more than calling once."""
+        return not self.destructive
+
+
+def _search(service: SkillService, args: dict[str, Any], _key: str) -> ToolOutput:
+    return service.search_skills(args["query"], int(args.get("limit", AGENT_LIMIT)))
+
+
+def _list(service: SkillService, args: dict[str, Any], _key: str) -> ToolOutput:
+    return service.list_skills(args.get("budget"))
+
+
+def _load(service: SkillService, args: dict[str, Any], key: str) -> ToolOutput:
+    return service.load_skill(args["name"], args.get("arguments", ""), client_key=key)
+
+
+def _read(service: SkillService, args: dict[str, Any], key: str) -> ToolOutput:
+    return service.read_skill_resource(
+        args["name"], args["path"], client_key=key, reason=args.get("reason")
+    )
+
+
+def _check(service: SkillService, args: dict[str, Any], key: str) -> ToolOutput:
+    return service.check_tool(args["tool"], client_key=key)
+
+
+def _run(service: SkillService, args: dict[str, Any], key: str) -> ToolOutput:
+    return service.run_skill_script(
+        args["name"], args["script"], list(args.get("args", [])), client_key=key
+    )
+
+
+def _context(service: SkillService, args: dict[str, Any], key: str) -> ToolOutput:
+    return service.skill_context(
+        args["message"], int(args.get("max_skills", AGENT_LIMIT)), client_key=key
+    )
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -88,6 +139,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             ["query"],
         ),
         read_only=True,
+        handler=_search,
     ),
     ToolSpec(
         name="list_skills",
@@ -109,6 +161,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             [],
         ),
         read_only=True,
+        handler=_list,
     ),
     ToolSpec(
         name="load_skill",
@@ -131,6 +184,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             ["name"],
         ),
         read_only=False,
+        handler=_load,
     ),
     ToolSpec(
         name="read_skill_resource",
@@ -149,10 +203,16 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "maxLength": PATH_MAX,
                     "description": "Path relative to the skill folder, e.g. 'reference/forms.md'.",
                 },
+                "reason": {
+                    "type": "string",
+                    "maxLength": REASON_MAX,
+                    "description": "Optional: why you need this file (kept in local telemetry).",
+                },
             },
             ["name", "path"],
         ),
         read_only=True,
+        handler=_read,
     ),
     ToolSpec(
         name="check_tool",
@@ -174,6 +234,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             ["tool"],
         ),
         read_only=False,
+        handler=_check,
     ),
     ToolSpec(
         name="run_skill_script",
@@ -205,6 +266,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             ["name", "script"],
         ),
         read_only=False,
+        handler=_run,
+        destructive=True,
     ),
     ToolSpec(
         name="skill_context",
@@ -236,6 +299,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             ["message"],
         ),
         read_only=True,
+        handler=_context,
     ),
 )
 

@@ -23,6 +23,7 @@ Sessions are optional: when the session store cannot be used (read-only or missi
 from __future__ import annotations
 
 import base64
+import contextlib
 import traceback
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -46,14 +47,23 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from skilldeck import __version__
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.safe_text import for_terminal
+from skilldeck.mcp.http_guard import CLIENT_SCOPE_KEY
 from skilldeck.mcp.log import log
 from skilldeck.mcp.prompts import get_prompt, list_prompts
 from skilldeck.mcp.schemas import TOOLS, TOOLS_BY_NAME, validate_arguments
 from skilldeck.mcp.service import SkillService, ToolOutput, resource_uri
+from skilldeck.mcp.skills_extension import SkillsExtension
 
 SERVER_NAME = "skilldeck"
 POLL_SECONDS = 1.0
 _MAX_TRACKED_CONNECTIONS = 256
+TOOL_CATEGORY = "skills"
+"""``_meta.category`` of Skilldeck's own tools, so hosts can group them."""
+TOOLSET_CATEGORY = "skill-toolset"
+"""``_meta.category`` of a skill's mounted toolset tools (``_meta.skill`` names the skill)."""
+CALLS_PER_CLIENT = 4
+"""Tool calls one HTTP client may have running at once; more wait their turn, so one
+client's slow script runs cannot take every worker thread another client's search needs."""
 
 Ctx = ServerRequestContext[Any, Any]
 
@@ -103,6 +113,7 @@ class SkilldeckMCP:
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
         self._legacy: OrderedDict[str, ServerSession] = OrderedDict()
+        self._turns: OrderedDict[str, anyio.CapacityLimiter] = OrderedDict()
         self.server: Server[Any] = _Server(
             SERVER_NAME,
             version=__version__,
@@ -120,6 +131,9 @@ class SkilldeckMCP:
             on_completion=self._complete,
             on_subscriptions_listen=self.listen,
         )
+        # The MCP Skills extension: skills/list, skills/get, resources/directory/read.
+        self.skills = SkillsExtension(service, lambda: self._guard(self._refresh_inline))
+        self.skills.register(self.server)
 
     def initialization_options(self) -> InitializationOptions:
         """Capabilities: resource, prompt and tool list changes are announced."""
@@ -128,20 +142,25 @@ class SkilldeckMCP:
     # ------------------------------------------------------------------ clients
 
     def client_key(self, ctx: Ctx) -> str:
-        """Which client a request comes from (one session per client)."""
+        """Which client a request comes from (one session per client).
+
+        Over stdio the process is the client. Over HTTP, a connection of its own (an
+        ``Mcp-Session-Id`` the server issued) is the client, within the token that opened
+        it; a 2026-era request, which has no connection, belongs to the authenticated
+        client of its bearer token (:mod:`skilldeck.mcp.http_guard`), and with
+        ``--no-auth`` all such requests share one anonymous client. The ``clientInfo`` a
+        client declares never decides it.
+        """
         if self.transport == "stdio":
             return "stdio"
         request = ctx.request
+        scope = getattr(request, "scope", None) or {}
+        who = str(scope.get(CLIENT_SCOPE_KEY, "anonymous"))
         headers = getattr(request, "headers", None)
-        if headers is not None:
-            session_header = headers.get("mcp-session-id")
-            if session_header:
-                return f"http-session:{session_header}"
-        params = ctx.session.client_params
-        if params is not None:
-            info = params.client_info
-            return f"http-client:{info.name}/{info.version}"
-        return "http-anonymous"
+        session_header = headers.get("mcp-session-id") if headers is not None else None
+        if session_header:
+            return f"http-session:{who}:{session_header}"
+        return f"http-client:{who}"
 
     def _remember(self, ctx: Ctx, key: str) -> None:
         """Keep handshake-era connections to announce list changes on them.
@@ -166,6 +185,7 @@ class SkilldeckMCP:
 
     def _client_gone(self, key: str) -> None:
         self._legacy.pop(key, None)
+        self._turns.pop(key, None)
         try:
             self.service.end_client(key)
         except Exception as exc:
@@ -220,10 +240,11 @@ class SkilldeckMCP:
                 annotations=types.ToolAnnotations(
                     title=spec.title,
                     read_only_hint=spec.read_only,
-                    destructive_hint=spec.name == "run_skill_script",
-                    idempotent_hint=spec.name != "run_skill_script",
+                    destructive_hint=spec.destructive,
+                    idempotent_hint=spec.idempotent,
                     open_world_hint=False,
                 ),
+                _meta={"category": TOOL_CATEGORY},
             )
             for spec in TOOLS
         ]
@@ -237,10 +258,13 @@ class SkilldeckMCP:
         if spec is None and self.service.mounts.get(self.client_key(ctx), params.name):
             return await self._call_mounted(ctx, params)
         if spec is None:
-            raise MCPError(
-                types.INVALID_PARAMS,
-                f"Unknown tool: {for_terminal(repr(params.name[:100]))}",
-                data={"tools": sorted(TOOLS_BY_NAME)},
+            return error_result(
+                SkilldeckError(
+                    ErrorCode.NOT_FOUND,
+                    f"Unknown tool: {for_terminal(repr(params.name[:100]))}; "
+                    f"the tools are {', '.join(sorted(TOOLS_BY_NAME))}",
+                    tools=sorted(TOOLS_BY_NAME),
+                )
             )
         arguments = params.arguments if params.arguments is not None else {}
         problems = validate_arguments(spec.input_schema, arguments)
@@ -257,17 +281,22 @@ class SkilldeckMCP:
         self._remember(ctx, key)
         await self._guard(self._refresh_inline)
         mounted = self.service.mounts.names(key)
-        result = await self._answer(spec.name, self._bind(spec.name, arguments, key))
+        service = self.service
+        call = spec.handler
+        result = await self._answer(key, spec.name, lambda: call(service, arguments, key))
         if self.service.mounts.names(key) != mounted:
             await self.announce_tools(key)
         return result
 
-    @staticmethod
-    async def _answer(name: str, call: Callable[[], ToolOutput]) -> types.CallToolResult:
-        """Run ``call`` in a worker thread; its output, or the error as an ``isError``
-        result (an unexpected exception is logged with its traceback)."""
+    async def _answer(
+        self, key: str, name: str, call: Callable[[], ToolOutput]
+    ) -> types.CallToolResult:
+        """Run ``call`` in a worker thread when the client ``key`` has a turn free; its
+        output, or the error as an ``isError`` result (an unexpected exception is logged
+        with its traceback)."""
         try:
-            output = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            async with self._turn(key):
+                output = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         except SkilldeckError as exc:
             return error_result(exc)
         except Exception as exc:
@@ -281,6 +310,20 @@ class SkilldeckMCP:
             )
         return ok_result(output)
 
+    def _turn(self, key: str) -> contextlib.AbstractAsyncContextManager[Any]:
+        """The limiter of :data:`CALLS_PER_CLIENT` calls of one HTTP client (stdio has
+        one client, which nothing else competes with: no limit beyond the thread pool)."""
+        if self.transport == "stdio":
+            return contextlib.nullcontext()
+        limiter = self._turns.get(key)
+        if limiter is None:
+            limiter = self._turns[key] = anyio.CapacityLimiter(CALLS_PER_CLIENT)
+        self._turns.move_to_end(key)
+        idle = [k for k, v in self._turns.items() if v.borrowed_tokens == 0 and k != key]
+        for stale in idle[: max(0, len(self._turns) - _MAX_TRACKED_CONNECTIONS)]:
+            del self._turns[stale]
+        return limiter
+
     def _mounted_tools(self, key: str) -> list[types.Tool]:
         """The client's toolset tools (``skill-name.tool``), run out of process."""
         return [
@@ -292,6 +335,7 @@ class SkilldeckMCP:
                 annotations=types.ToolAnnotations(
                     title=mounted.name, destructive_hint=True, open_world_hint=False
                 ),
+                _meta={"category": TOOLSET_CATEGORY, "skill": mounted.skill},
             )
             for mounted in self.service.mounts.tools(key)
         ]
@@ -304,6 +348,7 @@ class SkilldeckMCP:
         self._remember(ctx, key)
         arguments = dict(params.arguments or {})
         return await self._answer(
+            key,
             params.name,
             lambda: self.service.call_toolset_tool(params.name, arguments, client_key=key),
         )
@@ -317,29 +362,6 @@ class SkilldeckMCP:
                 await session.send_tool_list_changed()
             except Exception as exc:
                 log(f"could not notify a client: {exc}")
-
-    def _bind(self, name: str, args: dict[str, Any], key: str) -> Callable[[], ToolOutput]:
-        service = self.service
-        if name == "search_skills":
-            return lambda: service.search_skills(args["query"], int(args.get("limit", 3)))
-        if name == "skill_context":
-            return lambda: service.skill_context(
-                args["message"], int(args.get("max_skills", 3)), client_key=key
-            )
-        if name == "list_skills":
-            budget = args.get("budget")
-            return lambda: service.list_skills(budget)
-        if name == "load_skill":
-            return lambda: service.load_skill(
-                args["name"], args.get("arguments", ""), client_key=key
-            )
-        if name == "read_skill_resource":
-            return lambda: service.read_skill_resource(args["name"], args["path"], client_key=key)
-        if name == "run_skill_script":
-            return lambda: service.run_skill_script(
-                args["name"], args["script"], list(args.get("args", [])), client_key=key
-            )
-        return lambda: service.check_tool(args["tool"], client_key=key)
 
     # ------------------------------------------------------------------ resources
 
@@ -393,7 +415,7 @@ class SkilldeckMCP:
         uri = str(params.uri)
         try:
             content = await anyio.to_thread.run_sync(
-                lambda: self.service.read_uri(uri), abandon_on_cancel=True
+                lambda: self.skills.read(uri), abandon_on_cancel=True
             )
         except SkilldeckError as exc:
             raise _protocol_error(exc) from exc

@@ -28,7 +28,13 @@ from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Catalog, Skill
 from skilldeck.core.workspace import AGENT_LIMIT, Workspace
 from skilldeck.mcp import resources
-from skilldeck.mcp.answers import INSTRUCTIONS_BUDGET, SKILLS_OFF, instructions_text, search_answer
+from skilldeck.mcp.answers import (
+    INSTRUCTIONS_BUDGET,
+    SKILLS_OFF,
+    agent_refusal,
+    instructions_text,
+    search_answer,
+)
 from skilldeck.mcp.answers import INSTRUCTIONS_SKILLS as INSTRUCTIONS_SKILLS
 from skilldeck.mcp.answers import INTRO as INTRO
 from skilldeck.mcp.client_sessions import ClientSessions
@@ -67,6 +73,10 @@ class ToolOutput:
     blob: tuple[str, str, bytes] | None = None
 
 
+RECENT_AUDIT_ROWS = 2000
+"""Audit rows read to rank the skills offered in the server instructions by recent use."""
+
+
 class SkillService:
     """The server's state and the implementation of its tools.
 
@@ -84,8 +94,9 @@ class SkillService:
         store: The local store (default: the one under ``SKILLDECK_HOME``).
 
     Raises:
-        SkilldeckError: INVALID_PARAM for an unknown mode; NOT_FOUND for an unknown or
-            ended ``session_id``.
+        SkilldeckError: INVALID_PARAM for an unknown mode, or while a skill is invalid
+            with ``fail_on_invalid_skills`` on; NOT_FOUND for an unknown or ended
+            ``session_id``.
     """
 
     def __init__(
@@ -115,6 +126,9 @@ class SkillService:
         self.sessions = ClientSessions(settings, self.mode, session_id, self.workspace.telemetry)
         self.mounts = ToolsetMounts()
         self.workspace.discover()
+        problem = self.workspace.invalid_problem()
+        if problem is not None:
+            raise SkilldeckError(ErrorCode.INVALID_PARAM, f"not serving: {problem}")
 
     # ------------------------------------------------------------------ catalog state
 
@@ -189,7 +203,23 @@ class SkillService:
     def instructions(self, budget: int = INSTRUCTIONS_BUDGET) -> str:
         """The server instructions: how to use the tools plus a short skill listing
         (see :func:`~skilldeck.mcp.answers.instructions_text`)."""
-        return instructions_text(self.visible, budget, skills_v1=self.settings.skills_v1)
+        used = self.recent_loads() if self.settings.skills_v1 else {}
+        return instructions_text(self.visible, budget, skills_v1=self.settings.skills_v1, used=used)
+
+    def recent_loads(self, window: int = RECENT_AUDIT_ROWS) -> dict[str, int]:
+        """Skill name -> loads among the last ``window`` audit rows of every session ({}
+        when sessions are unusable)."""
+        try:
+            store = self.store()
+            since = max(0, store.last_audit_id() - window)
+            rows = self._session_call(lambda: store.audit(since_id=since))
+        except SkilldeckError:
+            return {}
+        counts: dict[str, int] = {}
+        for row in rows:
+            if row.action == "activate":
+                counts[row.subject] = counts.get(row.subject, 0) + 1
+        return counts
 
     # ------------------------------------------------------------------ sessions
 
@@ -238,6 +268,14 @@ class SkillService:
                 f"skill {name!r} is disabled by the governance registry",
                 name=name,
             )
+        if skill.unavailable:
+            raise SkilldeckError(
+                ErrorCode.PERMISSION_DENIED,
+                f"skill {name!r} is {skill.unavailable}: a model may not load it",
+                name=name,
+                missing_tools=list(skill.missing_tools),
+                reason="missing_required_tools",
+            )
         if not skill.valid:
             codes = sorted({d.code for d in skill.errors})
             raise SkilldeckError(
@@ -262,7 +300,9 @@ class SkillService:
         if not query.strip():
             raise SkilldeckError(ErrorCode.INVALID_PARAM, "query must not be blank")
         self._require_skills()
-        response = self.workspace.search(query, scope="visible", limit=limit, agent=True)
+        response = self.workspace.search(
+            query, scope="visible", limit=limit, agent=True, tools=self._known_tools()
+        )
         return ToolOutput(*search_answer(query, response, len(self.visible)))
 
     def skill_context(
@@ -324,7 +364,13 @@ class SkillService:
 
         started = time.perf_counter()
         skill = self._skill(name)
-        result = load_skill(skill, arguments, token_cap=self.settings.body_token_cap)
+        result = load_skill(
+            skill,
+            arguments,
+            token_cap=self.settings.body_token_cap,
+            settings=self.settings,
+            store=self.workspace.store,
+        )
         availability = self._availability(skill)
         session_id, problem = self._activate(skill, arguments, client_key)
         latency_ms = (time.perf_counter() - started) * 1000
@@ -358,6 +404,7 @@ class SkillService:
             data["toolsets"] = self._mount(skill, session_id, client_key)
             notes.extend(mount_notes(data["toolsets"]))
         notes.extend(f"Warning: {w}" for w in result.warnings)
+        notes.extend(content_notes(skill))
         text = result.text
         if notes:
             text = text.rstrip("\n") + "\n\n[skilldeck]\n" + "\n".join(notes)
@@ -387,6 +434,14 @@ class SkillService:
             return None, exc
         return session_id, None
 
+    def _known_tools(self) -> set[str] | None:
+        """The tools this server knows (preset, tools file, cached MCP server answers), for
+        ranking skills missing none first; None when the registry cannot be read."""
+        try:
+            return self.workspace.known_tools()
+        except SkilldeckError:
+            return None
+
     def _availability(self, skill: Skill) -> dict[str, Any]:
         try:
             availability = self.tool_registry().availability(skill)
@@ -394,8 +449,11 @@ class SkillService:
             return {"error": exc.to_dict()}
         return _as_dict(availability)
 
-    def read_skill_resource(self, name: str, path: str, *, client_key: str = "stdio") -> ToolOutput:
-        """Tier 3: one file from inside the skill folder."""
+    def read_skill_resource(
+        self, name: str, path: str, *, client_key: str = "stdio", reason: str | None = None
+    ) -> ToolOutput:
+        """Tier 3: one file from inside the skill folder, among those discovery listed;
+        ``reason`` (why the agent asks) goes into the telemetry event."""
         from skilldeck.core.loader import read_and_record
 
         skill = self._skill(name)
@@ -406,6 +464,7 @@ class SkillService:
             self.settings.resource_byte_cap,
             actor="agent",
             telemetry=self.workspace.telemetry,
+            reason=reason,
             source="mcp",
         )
         data = resource.to_dict()
@@ -458,15 +517,18 @@ class SkillService:
         skill = self._skill(name)
         session_id = self.session_for(client_key)
         store = self.store()
-        result = execute(
-            self.settings,
-            skill,
-            script,
-            list(args),
-            store=store,
-            session_id=session_id,
-            telemetry=self.workspace.telemetry,
-        )
+        try:
+            result = execute(
+                self.settings,
+                skill,
+                script,
+                list(args),
+                store=store,
+                session_id=session_id,
+                telemetry=self.workspace.telemetry,
+            )
+        except SkilldeckError as exc:
+            raise agent_refusal(exc, f"script {script} of skill {skill.name}") from exc
         result["session"] = session_id
         return ToolOutput(result, run_text(skill.name, result))
 
@@ -508,15 +570,18 @@ class SkillService:
             raise SkilldeckError(ErrorCode.NOT_FOUND, f"no mounted toolset tool {name!r}")
         skill = self._skill(mounted.skill)
         session_id = self.session_for(client_key)
-        result = call_toolset(
-            self.settings,
-            skill,
-            mounted.spec,
-            mounted.tool.name,
-            arguments,
-            store=self.store(),
-            session_id=session_id,
-        )
+        try:
+            result = call_toolset(
+                self.settings,
+                skill,
+                mounted.spec,
+                mounted.tool.name,
+                arguments,
+                store=self.store(),
+                session_id=session_id,
+            )
+        except SkilldeckError as exc:
+            raise agent_refusal(exc, f"tool {name} of skill {skill.name}") from exc
         return ToolOutput(*call_output(result))
 
     # ------------------------------------------------------------------ resources
@@ -537,6 +602,22 @@ class SkillService:
         return resources.read_uri(
             uri, self._skill, self.settings.resource_byte_cap, self.workspace.telemetry
         )
+
+
+def content_notes(skill: Skill) -> list[str]:
+    """Lines telling a model the skill's declared parameters and examples."""
+    notes = []
+    if skill.parameters:
+        parts = [
+            f"{p.name} ({p.type}{', required' if p.required else ''})"
+            + (f": {p.description}" if p.description else "")
+            for p in skill.parameters
+        ]
+        notes.append("Parameters, in order ($0, $1, ...): " + "; ".join(parts) + ".")
+    for example in skill.examples[:5]:
+        does = f" -> {example.does}" if example.does else ""
+        notes.append(f"Example: {example.request!r}{does}")
+    return notes
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

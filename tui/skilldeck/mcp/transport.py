@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 import anyio
@@ -37,6 +38,21 @@ MAX_LINE_CHARS = 16 * 1024 * 1024
 """Longest JSON-RPC line read from stdin; a longer one is discarded (never held in memory
 whole) and answered with an Invalid Request error."""
 _OVERSIZED = object()
+
+
+@dataclass(frozen=True)
+class HttpLimits:
+    """How many connection sessions the HTTP server keeps open, and for how long idle.
+
+    A handshake-era client holds a connection session (``Mcp-Session-Id``); one that sends
+    nothing for ``idle_seconds`` is closed and its store session ended. While
+    ``max_sessions`` are open a new one is refused with 503 (``Too many open sessions``)
+    until one ends or idles out. 2026-era clients hold no connection: they share one
+    session per bearer token.
+    """
+
+    max_sessions: int = 256
+    idle_seconds: float = 900.0
 
 
 class _StdinLines:
@@ -261,6 +277,7 @@ async def serve_http(
     port: int,
     ready: Callable[[str], None] | None = None,
     token: str | None = None,
+    limits: HttpLimits | None = None,
 ) -> int:
     """Serve streamable HTTP at ``http://host:port/mcp`` until SIGTERM/SIGINT, behind
     :class:`~skilldeck.mcp.http_guard.HttpGuard` (``token`` None: no bearer token)."""
@@ -268,7 +285,13 @@ async def serve_http(
 
     from skilldeck.mcp.slow_headers import HeaderTimeoutH11
 
-    guarded = HttpGuard(app.server.streamable_http_app(host=host), host, token)
+    limits = limits or HttpLimits()
+    mcp_app = app.server.streamable_http_app(
+        host=host,
+        max_sessions=limits.max_sessions,
+        session_idle_timeout=limits.idle_seconds,
+    )
+    guarded = HttpGuard(mcp_app, host, token)
     config = uvicorn.Config(
         guarded,
         host=host,
@@ -341,12 +364,23 @@ def _bound_port(server: Any, default: int) -> int:
     return default
 
 
-def run(service: SkillService, http: tuple[str, int] | None = None, *, auth: bool = True) -> int:
+def run(
+    service: SkillService,
+    http: tuple[str, int] | None = None,
+    *,
+    auth: bool = True,
+    limits: HttpLimits | None = None,
+) -> int:
     """Run the server on stdio, or on streamable HTTP when ``http`` is given (with a
-    bearer token unless ``auth`` is False)."""
+    bearer token unless ``auth`` is False, and ``limits`` on its sessions)."""
     app = SkilldeckMCP(service, transport="http" if http else "stdio")
     try:
         if http is None:
+            if sys.stdin.isatty():
+                log(
+                    "waiting for an MCP client on stdin (this is a server for agents to start; "
+                    "Ctrl+C stops it)"
+                )
             with contextlib.suppress(SkilldeckError):  # logged; session calls retry later
                 service.session_for("stdio", label=f"mcp stdio client (pid {os.getpid()})")
             code = anyio.run(serve_stdio, app)
@@ -359,7 +393,7 @@ def run(service: SkillService, http: tuple[str, int] | None = None, *, auth: boo
             def ready(url: str) -> None:
                 log(f"listening on {url}")
 
-            code = anyio.run(serve_http, app, host, port, ready, token)
+            code = anyio.run(serve_http, app, host, port, ready, token, limits)
     except BaseExceptionGroup as group:
         inner = _single(group)
         if isinstance(inner, SkilldeckError | KeyboardInterrupt):

@@ -1,7 +1,9 @@
 """Skill fields from a parsed frontmatter mapping.
 
-Wrong types never raise: the value is ignored or coerced and an ``SD111``/``SD112``
-diagnostic says so.
+Wrong types never raise: the value is ignored or coerced and a diagnostic says so:
+``SD111`` (no usable name), ``SD112`` (wrong type), and for the content model ``SD120``
+(a bad ``parameters`` entry), ``SD121`` (a bad ``examples`` entry), ``SD122`` (a bad
+``instructions`` value).
 """
 
 from __future__ import annotations
@@ -10,11 +12,23 @@ import functools
 import re
 from typing import Any
 
-from skilldeck.core.model import Diagnostic, Severity, Skill, ToolRef, Triggers
+from skilldeck.core.model import (
+    PARAMETER_TYPES,
+    Diagnostic,
+    Example,
+    Parameter,
+    Severity,
+    Skill,
+    ToolRef,
+    Triggers,
+)
 
 _SEPARATORS = re.compile(r"[,\s]+")
 _PRIORITY_TEXT = re.compile(r"\s*[-+]?\d{1,9}\s*")
 _OPENERS, _CLOSERS = "([{", ")]}"
+_PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+CONTENT_CODES = frozenset({"SD120", "SD121", "SD122"})
+"""Diagnostics of the content model (``parameters``, ``examples``, ``instructions``)."""
 
 
 def extract(skill: Skill, fm: dict[str, Any]) -> None:
@@ -47,6 +61,7 @@ def extract(skill: Skill, fm: dict[str, Any]) -> None:
     skill.tools = tuple(_add_allowed_refs(_tools(skill, fm.get("tools")), skill.allowed_tools))
     _extract_priority(skill, fm.get("priority"))
     _extract_manifest(skill, fm)
+    _extract_content(skill, fm)
     if "disable-model-invocation" in fm or "hide-from-discovery" in fm:
         skill.hidden = _truthy(fm.get("disable-model-invocation")) or _truthy(
             fm.get("hide-from-discovery")
@@ -310,3 +325,141 @@ def _add_allowed_refs(tools: list[ToolRef], allowed: tuple[str, ...]) -> list[To
             known.add(tool_name)
             tools.append(ToolRef(tool_name, "", False, "allowed-tools"))
     return tools
+
+
+# --- content model: parameters, examples, instructions -------------------------------------
+
+
+def _extract_content(skill: Skill, fm: dict[str, Any]) -> None:
+    """``parameters``, ``examples`` and ``instructions``; bad shapes are left out with an
+    SD120/SD121/SD122 warning naming what is wrong."""
+    if "parameters" in fm:
+        skill.parameters = _parameters(skill, fm["parameters"])
+    if "examples" in fm:
+        skill.examples = _examples(skill, fm["examples"])
+    if "instructions" in fm:
+        skill.instructions = _instructions(skill, fm["instructions"])
+
+
+def _content_problem(skill: Skill, code: str, key: str, message: str) -> None:
+    skill.diagnostics.append(
+        Diagnostic(code, Severity.WARNING, message, skill.path, skill.field_lines.get(key))
+    )
+
+
+def _parameters(skill: Skill, value: Any) -> tuple[Parameter, ...]:
+    if not isinstance(value, list):
+        _content_problem(
+            skill,
+            "SD120",
+            "parameters",
+            f"'parameters' should be a list of mappings, not {type(value).__name__}; ignored",
+        )
+        return ()
+    out: dict[str, Parameter] = {}
+    for number, entry in enumerate(value, 1):
+        parameter, problem = _parameter(entry)
+        if problem is None and parameter is not None and parameter.name in out:
+            problem = f"repeats the name {parameter.name!r}"
+        if problem is not None or parameter is None:
+            _content_problem(
+                skill, "SD120", "parameters", f"'parameters' entry {number} {problem}; ignored"
+            )
+            continue
+        out[parameter.name] = parameter
+    return tuple(out.values())
+
+
+def _parameter(entry: Any) -> tuple[Parameter | None, str | None]:
+    """One ``parameters`` entry, or the reason it is unusable."""
+    if not isinstance(entry, dict):
+        return None, f"should be a mapping with a 'name', not {type(entry).__name__}"
+    name = entry.get("name")
+    if not isinstance(name, str) or not _PARAM_NAME.fullmatch(name.strip()):
+        return (
+            None,
+            "needs a 'name' of at most 64 letters, digits, '_' or '-', "
+            "starting with a letter or '_'",
+        )
+    unknown = sorted(str(k) for k in entry if k not in _PARAMETER_KEYS)
+    if unknown:
+        return None, f"has unknown keys: {', '.join(unknown)}"
+    kind = entry.get("type", "string")
+    if kind not in PARAMETER_TYPES:
+        return None, f"has type {kind!r}, not one of {', '.join(PARAMETER_TYPES)}"
+    description = entry.get("description", "")
+    if not isinstance(description, str):
+        return None, "has a 'description' that is not a string"
+    required = entry.get("required", False)
+    if not isinstance(required, bool):
+        return None, "has a 'required' that is not true or false"
+    return Parameter(
+        name.strip(), " ".join(description.split()), kind, required, entry.get("default")
+    ), None
+
+
+_PARAMETER_KEYS = frozenset({"name", "description", "type", "required", "default"})
+
+
+def _examples(skill: Skill, value: Any) -> tuple[Example, ...]:
+    if not isinstance(value, list):
+        _content_problem(
+            skill,
+            "SD121",
+            "examples",
+            f"'examples' should be a list, not {type(value).__name__}; ignored",
+        )
+        return ()
+    out: list[Example] = []
+    for number, entry in enumerate(value, 1):
+        example = _example(entry)
+        if example is None:
+            _content_problem(
+                skill,
+                "SD121",
+                "examples",
+                f"'examples' entry {number} should be a string or a mapping with a 'request' "
+                "string and a 'does' (or 'response') string; ignored",
+            )
+            continue
+        out.append(example)
+    return tuple(out)
+
+
+def _example(entry: Any) -> Example | None:
+    if isinstance(entry, str) and entry.strip():
+        return Example(entry.strip())
+    if not isinstance(entry, dict):
+        return None
+    request = entry.get("request")
+    does = entry.get("does", entry.get("response", ""))
+    if not isinstance(request, str) or not request.strip() or not isinstance(does, str):
+        return None
+    return Example(request.strip(), does.strip())
+
+
+def _instructions(skill: Skill, value: Any) -> tuple[str, str] | None:
+    """``("file", path)`` or ``("url", address)`` from ``{file: ...}`` / ``{url: ...}``."""
+    problem = _instructions_problem(value)
+    if problem is not None:
+        _content_problem(
+            skill, "SD122", "instructions", f"'instructions' {problem}; the body is used"
+        )
+        return None
+    ((kind, target),) = value.items()
+    return str(kind), target.strip()
+
+
+def _instructions_problem(value: Any) -> str | None:
+    if not isinstance(value, dict) or len(value) != 1:
+        return "should be a mapping with one key, 'file' or 'url'"
+    ((kind, target),) = value.items()
+    if kind not in ("file", "url"):
+        return f"has key {str(kind)!r}; use 'file' or 'url'"
+    if not isinstance(target, str) or not target.strip():
+        return f"{kind!r} should be a non-empty string"
+    if kind == "url" and not target.strip().lower().startswith(("https://", "http://")):
+        return "'url' should be an http(s) address"
+    if kind == "file" and (target.startswith(("/", "\\")) or ".." in re.split(r"[\\/]", target)):
+        return "'file' should be a path inside the skill folder"
+    return None

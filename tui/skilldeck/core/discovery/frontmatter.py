@@ -12,7 +12,8 @@ nothing here raises on bad input. Codes:
     SD103 YAML syntax error (with line and column)
     SD104 the frontmatter is empty or not a mapping
     SD105 duplicate key (the last value wins; an error under the ``agentskills`` profile)
-    SD106 bytes that are not UTF-8 (decoded with replacement)
+    SD106 bytes that are not UTF-8 (decoded with replacement); in the body only when
+          :func:`encoding_problems` is asked (``validate`` and lint's SL106 do)
     SD107 NUL bytes
     SD108 file larger than :data:`MAX_SKILL_BYTES`
     SD109 file named ``skill.md`` (or another case) instead of ``SKILL.md``
@@ -23,6 +24,7 @@ nothing here raises on bad input. Codes:
     SD115 frontmatter too complex (alias expansion, recursion or nesting)
     SD116 CRLF line endings (accepted)
     SD117 UTF-16/UTF-32 byte order mark: the file is not UTF-8
+    SD119 UTF-8 byte order mark at the start of the file (accepted; other hosts may not)
     SD118 the file breaks the confinement rule (resolves outside the skill folder, is a
           device, FIFO or socket, or has several hard links): not read
     SD199 unexpected parser failure (a bug; the skill still shows)
@@ -51,11 +53,13 @@ __all__ = [
     "MAX_RESOURCE_DEPTH",
     "MAX_SKILL_BYTES",
     "SKILL_FILE",
+    "encoding_problems",
     "list_resources",
     "parse_bytes",
     "parse_file",
     "parse_skill_file",
     "read_body",
+    "read_raw",
     "read_source",
     "split_allowed_tools",
 ]
@@ -279,6 +283,10 @@ def _fill(skill: Skill, head: _Head) -> None:
     skill.content_hash = hashlib.sha256(data[:body_offset]).hexdigest()
     if (nul := data.find(b"\x00", 3 if data.startswith(_BOM) else 0)) >= 0:
         _nul_diag(skill, data, nul)
+    if data.startswith(_BOM):
+        skill.diagnostics.append(
+            Diagnostic("SD119", Severity.WARNING, _BOM_MESSAGE, skill.path, 1, 1)
+        )
     text = _decode(skill, data, yaml_start, yaml_end)
     fm = load_mapping(text, skill.path, skill.diagnostics, skill.field_lines)
     if fm is not None:
@@ -305,6 +313,44 @@ def _decode(skill: Skill, data: bytes, start: int, end: int) -> str:
     if "\x00" in text:
         text = text.replace("\x00", "")
     return text.replace("\r\n", "\n") if "\r" in text else text
+
+
+_BOM_MESSAGE = (
+    "file starts with a UTF-8 byte order mark (U+FEFF); save it without one: "
+    "hosts that expect '---' on the first line miss the frontmatter"
+)
+
+
+def encoding_problems(
+    data: bytes, body_offset: int, *, final: bool
+) -> list[tuple[str, str, int, int]]:
+    """A leading UTF-8 byte order mark (SD119) and the first bytes of the body that are
+    not UTF-8 (SD106).
+
+    Args:
+        data: The start of a SKILL.md (or all of it).
+        body_offset: Where its body starts in ``data``.
+        final: ``data`` holds the whole file (else a sequence cut at its end is no error).
+
+    Returns:
+        ``(code, message, line, column)`` per problem, with file lines and columns.
+    """
+    found: list[tuple[str, str, int, int]] = []
+    if data.startswith(_BOM):
+        found.append(("SD119", _BOM_MESSAGE, 1, 1))
+    body = data[body_offset:]
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if final or exc.end < len(body):
+            bad = body[exc.start : exc.end].hex(" ")
+            line, column = _position(data, body_offset + exc.start)
+            message = (
+                f"body is not valid UTF-8 at line {line}, column {column} (bytes {bad}); "
+                "it is loaded with U+FFFD replacement characters: save the file as UTF-8"
+            )
+            found.append(("SD106", message, line, column))
+    return found
 
 
 def _position(data: bytes, pos: int) -> tuple[int, int]:
@@ -351,6 +397,15 @@ def read_body(skill: Skill, max_bytes: int | None = None) -> str:
     final = max_bytes is None or len(data) < max_bytes
     text = codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=final)
     return text.replace("\r\n", "\n") if "\r" in text else text
+
+
+def read_raw(skill: Skill) -> bytes:
+    """The SKILL.md's bytes as stored (capped at :data:`MAX_BODY_READ`), for encoding checks.
+
+    Raises:
+        SkilldeckError: NOT_FOUND or PERMISSION_DENIED when the file cannot be read.
+    """
+    return _read_bytes(skill.path, 0, MAX_BODY_READ)
 
 
 def read_source(skill: Skill) -> str:

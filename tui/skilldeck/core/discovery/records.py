@@ -6,8 +6,10 @@ extracted from it again, which is cheap and cannot disagree), the parse diagnost
 validation diagnostics of each validator (profile and code version), the resource listing
 and the mtimes of the folders it was read from. Only plain JSON is stored; a
 skill whose frontmatter holds other YAML values (dates, sets, binary) is not stored and
-is parsed every time. A row whose values have the wrong types or whose JSON does not
-decode is dropped: its skill is parsed again and the row rewritten.
+is parsed every time. The content-model findings (``SD120``-``SD122``) are made again from
+the frontmatter, so a row written before they existed still carries them. A row whose
+values have the wrong types or whose JSON does not decode is dropped: its skill is parsed
+again and the row rewritten.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skilldeck.core.discovery.fields import extract
+from skilldeck.core.discovery.fields import CONTENT_CODES, extract
 from skilldeck.core.model import Diagnostic, Severity, Skill, Source
 from skilldeck.core.store import LocalStore, is_disk_full
 
@@ -120,7 +122,9 @@ def _decode(
         content_hash=_str(content_hash),
     )
     extract(skill, skill.frontmatter)
-    skill.diagnostics = _diags(data["diagnostics"], path)
+    fresh = [d for d in skill.diagnostics if d.code in CONTENT_CODES]
+    stored = _diags(data["diagnostics"], path)
+    skill.diagnostics = stored + [d for d in fresh if d not in stored]
     checks = {_str(k): _diags(v, path) for k, v in _dict(data["checks"]).items()}
     stamps = [(_str(rel), _int(m)) for rel, m in data["stamps"]]
     return Entry(skill, checks, stamps, _str(data["md"]))

@@ -110,7 +110,29 @@ def _checked(
     return {k if isinstance(k, str) else str(k): v for k, v in data.items()}
 
 
+def _unterminated_quote(exc: Exception, text: str, path: Path) -> Diagnostic | None:
+    """SD103 at the opening quote of a quoted value the frontmatter never closes (YAML
+    itself points at the end of the text)."""
+    start = getattr(exc, "context_mark", None)
+    problem = str(getattr(exc, "problem", ""))
+    if (
+        start is None
+        or getattr(exc, "context", None) != "while scanning a quoted scalar"
+        or not ("end of stream" in problem or "document separator" in problem)
+    ):
+        return None
+    index = getattr(start, "index", -1)
+    quote = text[index : index + 1] if 0 <= index < len(text) else ""
+    shown = f"{quote} " if quote in ("'", '"') else ""
+    message = f"YAML error: unterminated {shown}quote: the value that starts here is never closed"
+    line, column = start.line + _LINE_OFFSET, start.column + 1
+    return Diagnostic("SD103", Severity.ERROR, message, path, line, column)
+
+
 def _syntax_error(exc: Exception, text: str, path: Path) -> Diagnostic:
+    quote = _unterminated_quote(exc, text, path)
+    if quote is not None:
+        return quote
     line, column = _yaml_position(exc, text)
     problem = getattr(exc, "problem", None) or (str(exc).splitlines() or ["syntax error"])[0]
     context = getattr(exc, "context", None)

@@ -16,7 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.install.lock import LockEntry, Lockfile, read_lock, tree_hash, write_lock
+from skilldeck.core.install.lock import (
+    LockEntry,
+    Lockfile,
+    read_lock,
+    tree_digests,
+    tree_hash,
+    write_lock,
+)
 from skilldeck.core.install.staging import KNOWN, stage
 
 
@@ -48,8 +55,29 @@ def install_folder(lock: Lockfile, entry: LockEntry, source: Path) -> LockEntry:
         staged = stage / "new"
         copy_skill(source, staged)
         entry.sha256 = tree_hash(staged)
+        entry.files = tree_digests(staged)
         _swap_in(lock, entry, staged, target, stage / "old")
     return entry
+
+
+def place_folder(root: Path, name: str, source: Path) -> Path:
+    """Copy the skill folder ``source`` to ``root / name``, where nothing may be yet, by a
+    rename from a stage; no lockfile is read or written (``install --frozen``).
+
+    Raises:
+        SkilldeckError: CONFLICT when something appeared at ``root / name`` meanwhile.
+    """
+    target = root / name
+    root.mkdir(parents=True, exist_ok=True)
+    with staging_area(root) as stage:
+        staged = stage / "new"
+        copy_skill(source, staged)
+        if target.exists() or target.is_symlink():
+            raise SkilldeckError(
+                ErrorCode.EXECUTION_ERROR, f"{target} appeared meanwhile; left alone"
+            )
+        staged.rename(target)
+    return target
 
 
 @contextmanager

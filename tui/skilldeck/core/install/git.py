@@ -235,3 +235,29 @@ def remote_commit(source: str, ref: str | None) -> str | None:
     if len(found) == 1:
         return next(iter(found.values()))
     raise SkilldeckError(ErrorCode.NOT_FOUND, f"{source}: no branch or tag {ref!r}")
+
+
+def clone_history(source: str, dest: Path) -> Path:
+    """A bare clone of ``source`` in ``dest`` without file contents where the server allows
+    (``--filter=blob:none``): enough to compare folders between commits by tree id.
+
+    Raises:
+        SkilldeckError: as :func:`run_git`; INVALID_PARAM for a source read as an option.
+    """
+    check_argument(source, "source")
+    where = source if is_url(source) else str(Path(source).expanduser().resolve())
+    run_git(["clone", "--bare", "--quiet", "--filter=blob:none", "--", where, str(dest)])
+    return dest
+
+
+def tree_id(repo: Path, commit: str, subpath: str) -> str | None:
+    """The git tree id of the folder ``subpath`` at ``commit`` in ``repo``: equal ids mean
+    equal files, modes and links. None when the commit or folder is not there."""
+    if not is_sha(commit):
+        return None
+    sub = subpath.strip("/")
+    spec = f"{commit}^{{tree}}" if sub in ("", ".") else f"{commit}:{sub}"
+    try:
+        return run_git(["rev-parse", "--verify", "--quiet", spec], repo).strip() or None
+    except SkilldeckError:
+        return None

@@ -12,6 +12,23 @@ fixed shape, atomically (a temporary file, then a rename)::
     commit = "3f2c…"
     subpath = "skills/pdf-tools"
     sha256 = "9a0e…"
+
+    [skills.pdf-tools.files]
+    "SKILL.md" = "f:5d41…"
+    "scripts/extract.sh" = "x:7c2a…"
+
+    [skills.code-review]              # from a well-known index
+    source = "https://example.com/.well-known/agent-skills/index.json"
+    ref = ""
+    commit = ""
+    subpath = "."
+    sha256 = "…"
+    version = "1.0"
+    digest = "sha256:c4d5…"
+    resolvedIndex = "https://example.com/.well-known/agent-skills/index.json"
+
+``files`` (optional; older lockfiles lack it) holds :func:`file_digest` of every installed
+file, so ``skilldeck verify`` can name the file that drifted.
 """
 
 from __future__ import annotations
@@ -19,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 import tomllib
@@ -32,6 +50,7 @@ LOCK_VERSION = 1
 MARKER = ".skilldeck-sync"
 """File :mod:`~skilldeck.core.install.sync` leaves in a copy it made (not hashed)."""
 _NOT_HASHED = frozenset({".git", MARKER})
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
 @dataclass(slots=True)
@@ -43,8 +62,15 @@ class LockEntry:
         source: Where it came from (URL, repository or folder, as given).
         ref: The ref asked for ('' for the default branch).
         commit: The resolved commit SHA ('' for a plain folder).
-        subpath: The skill folder inside the source (POSIX, ``.`` for the top).
+        subpath: The skill folder inside the source (POSIX, ``.`` for the top; '' when a
+            ``skills-lock.json`` entry does not say: the folder named ``name``).
         sha256: :func:`tree_hash` of the installed folder.
+        files: :func:`file_digest` of each installed file by relative path (may be empty).
+        computed_hash: A ``skills-lock.json`` entry's ``computedHash`` ('' otherwise).
+        version: For a skill from a well-known index: its SKILL.md's version ('' if none).
+        digest: For a skill from a well-known index: ``sha256:…`` of the artifact.
+        resolved_index: For a skill from a well-known index: the index URL that answered
+            ('' for every other source); ``source`` is the index URL asked for.
     """
 
     name: str
@@ -53,10 +79,20 @@ class LockEntry:
     commit: str = ""
     subpath: str = "."
     sha256: str = ""
+    files: dict[str, str] = field(default_factory=dict)
+    computed_hash: str = ""
+    version: str = ""
+    digest: str = ""
+    resolved_index: str = ""
+
+    @property
+    def indexed(self) -> bool:
+        """True for a skill installed from a well-known index."""
+        return bool(self.resolved_index)
 
     def to_dict(self) -> dict[str, str]:
-        """JSON-ready form."""
-        return {
+        """JSON-ready form (the index fields only for a skill from an index)."""
+        data = {
             "name": self.name,
             "source": self.source,
             "ref": self.ref,
@@ -64,6 +100,9 @@ class LockEntry:
             "subpath": self.subpath,
             "sha256": self.sha256,
         }
+        if self.indexed:
+            data.update(version=self.version, digest=self.digest, resolvedIndex=self.resolved_index)
+        return data
 
 
 @dataclass(slots=True)
@@ -71,7 +110,7 @@ class Lockfile:
     """The lockfile of one skills root.
 
     Attributes:
-        path: The ``skills-lock.toml`` file.
+        path: The ``skills-lock.toml`` file (or a ``skills-lock.json``, read only).
         root: The skills folder it describes.
         entries: Locked skills by name.
     """
@@ -79,6 +118,11 @@ class Lockfile:
     path: Path
     root: Path
     entries: dict[str, LockEntry] = field(default_factory=dict)
+
+    @property
+    def foreign(self) -> bool:
+        """True for a ``skills-lock.json`` (read, never written by skilldeck)."""
+        return self.path.suffix == ".json"
 
 
 def lock_path_for(root: Path) -> Path:
@@ -115,8 +159,54 @@ def read_lock(root: Path) -> Lockfile:
             raise SkilldeckError(ErrorCode.INVALID_PARAM, f"{path}: skill {name!r} has no source")
         values = {k: str(row.get(k, "")) for k in ("ref", "commit", "subpath", "sha256")}
         _check_entry(path, name, values["subpath"])
-        lock.entries[name] = LockEntry(name, row["source"], **values)
+        files = _files_of(path, name, row.get("files", {}))
+        pin = _index_pin(path, name, row)
+        lock.entries[name] = LockEntry(name, row["source"], **values, files=files, **pin)
     return lock
+
+
+def _index_pin(path: Path, name: str, row: dict[str, object]) -> dict[str, str]:
+    """The well-known index fields of an entry (``version``, ``digest``,
+    ``resolvedIndex``), checked; empty strings for any other entry."""
+    pin = {
+        "version": str(row.get("version", "")),
+        "digest": str(row.get("digest", "")),
+        "resolved_index": str(row.get("resolvedIndex", "")),
+    }
+    if pin["resolved_index"] and not _DIGEST.match(pin["digest"]):
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"{path}: [skills.{json.dumps(name)}] comes from an index but its digest "
+            f"{pin['digest']!r} is not sha256:<64 lowercase hex>; nothing was changed: "
+            "fix or delete that entry by hand",
+            reason="bad_lock_entry",
+        )
+    return pin
+
+
+def _files_of(path: Path, name: str, table: object) -> dict[str, str]:
+    """The ``files`` table of an entry, each path checked to stay inside the skill."""
+    if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"{path}: [skills.{json.dumps(name)}.files] must map file paths to digests",
+            reason="bad_lock_entry",
+        )
+    for rel in table:
+        if not inside(rel):
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM,
+                f"{path}: [skills.{json.dumps(name)}.files] names {rel!r}, outside the skill; "
+                "nothing was changed: fix or delete that entry by hand",
+                reason="bad_lock_entry",
+            )
+    return dict(table)
+
+
+def inside(rel: str) -> bool:
+    """True when the POSIX path ``rel`` stays inside the folder it is relative to."""
+    sub = PurePosixPath(rel)
+    return bool(rel) and not sub.is_absolute() and ".." not in sub.parts and "\\" not in rel
 
 
 def _check_entry(path: Path, name: str, subpath: str) -> None:
@@ -130,8 +220,7 @@ def _check_entry(path: Path, name: str, subpath: str) -> None:
     from skilldeck.core.validate import name_problems
 
     problems = [message for _, message in name_problems(name)]
-    sub = PurePosixPath(subpath or ".")
-    if sub.is_absolute() or ".." in sub.parts or "\\" in subpath:
+    if not inside(subpath or "."):
         problems.append(f"subpath {subpath!r} leaves the source")
     if problems:
         raise SkilldeckError(
@@ -160,6 +249,11 @@ def render_lock(lock: Lockfile) -> str:
         for key, value in entry.to_dict().items():
             if key != "name":
                 lines.append(f"{key} = {_toml_string(value)}")
+        if entry.files:
+            lines += ["", f"[skills.{_toml_string(name)}.files]"]
+            lines += [
+                f"{_toml_string(k)} = {_toml_string(v)}" for k, v in sorted(entry.files.items())
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -197,20 +291,36 @@ def tree_files(folder: Path) -> list[str]:
     return sorted(found)
 
 
+def _kind_and_data(path: Path) -> tuple[str, bytes]:
+    """``f`` / ``x`` (executable) and the SHA-256 of the bytes, ``l`` and the link target,
+    or ``o`` (a FIFO or device: named, never read)."""
+    info = path.lstat()
+    if stat.S_ISLNK(info.st_mode):
+        return "l", os.readlink(path).encode("utf-8", "surrogateescape")
+    if not stat.S_ISREG(info.st_mode):
+        return "o", b""
+    kind = "x" if info.st_mode & 0o111 else "f"
+    return kind, hashlib.sha256(path.read_bytes()).digest()
+
+
 def tree_hash(folder: Path) -> str:
     """SHA-256 over every file of ``folder``: its relative path, whether it is executable,
     and its bytes (a symlink: its target). Independent of timestamps and file order."""
     digest = hashlib.sha256()
     for rel in tree_files(folder):
-        path = folder / rel
-        info = path.lstat()
-        if stat.S_ISLNK(info.st_mode):
-            kind, data = "l", os.readlink(path).encode("utf-8", "surrogateescape")
-        elif not stat.S_ISREG(info.st_mode):
-            kind, data = "o", b""  # a FIFO or device: named, never read
-        else:
-            kind = "x" if info.st_mode & 0o111 else "f"
-            data = hashlib.sha256(path.read_bytes()).digest()
+        kind, data = _kind_and_data(folder / rel)
         digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + kind.encode() + b"\0")
         digest.update(hashlib.sha256(data).digest() if kind == "l" else data)
     return digest.hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    """``KIND:HEX`` for one file: its kind as in :func:`tree_hash` and a SHA-256 of what
+    :func:`tree_hash` reads of it (a chmod +x or a retargeted link changes it too)."""
+    kind, data = _kind_and_data(path)
+    return f"{kind}:{hashlib.sha256(data).hexdigest()}"
+
+
+def tree_digests(folder: Path) -> dict[str, str]:
+    """:func:`file_digest` of every file :func:`tree_hash` covers, by relative path."""
+    return {rel: file_digest(folder / rel) for rel in tree_files(folder)}

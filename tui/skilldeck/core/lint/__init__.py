@@ -24,6 +24,7 @@ from skilldeck.core.lint.config import LintConfig, config_from_mapping, load_lin
 from skilldeck.core.lint.overlap import STOPWORDS, Overlap, find_overlaps, overlaps_with
 from skilldeck.core.lint.rules import RULES, Rule, rules_reference
 from skilldeck.core.model import Catalog, Diagnostic, Skill
+from skilldeck.core.validate import SEMVER, metadata_version
 
 __all__ = [
     "RULES",
@@ -164,11 +165,14 @@ def _lint_one(skill: Skill, catalog: Catalog | None, config: LintConfig) -> _Out
     _guarded(out, _description_rules)
     _guarded(out, _name_rules)
     _guarded(out, _frontmatter_rules)
+    _guarded(out, _version_rule)
     _guarded(out, lambda o: _shadow_rule(o, catalog))
     if any(out.on(c) for c in _BODY_CODES):
         body = _read_body(skill)
         if body is not None:
             _guarded(out, lambda o: _body_rules(o, body))
+    if out.on("SL106"):
+        _guarded(out, _encoding_rule)
     if out.on("SL303") or out.on("SL304"):
         _guarded(out, _symlink_rule)
     return out
@@ -212,7 +216,8 @@ def _description_rules(out: _Out) -> None:
     line = out.field("description")
     text = " ".join(desc.split())
     if not text:
-        return  # validation reports a missing or empty description
+        _missing_description(out, line)
+        return
     if len(text) < out.config.min_description_chars:
         out.add(
             "SL001",
@@ -252,6 +257,64 @@ def _description_rules(out: _Out) -> None:
             1,
         )
     _invisible(out, desc, line, "description")
+
+
+def _missing_description(out: _Out, line: int | None) -> None:
+    """SL011 unless the parser already failed (its SD error says why)."""
+    fm = out.skill.frontmatter if isinstance(out.skill.frontmatter, dict) else {}
+    if not fm:
+        return
+    value = fm.get("description")
+    if value is None:
+        problem = "is missing"
+    elif not isinstance(value, str):
+        problem = f"is not a string ({type(value).__name__})"
+    else:
+        problem = "is empty"
+    out.add(
+        "SL011",
+        f"description {problem}: a model cannot match the skill to any request",
+        line or 1,
+        1,
+    )
+
+
+def _version_rule(out: _Out) -> None:
+    """SL012: a version that is set but is not semantic versioning."""
+    fm = out.skill.frontmatter if isinstance(out.skill.frontmatter, dict) else {}
+    found = metadata_version(fm)
+    if found is None:
+        return
+    where, value = found
+    text = str(value).strip() if not isinstance(value, bool) else ""
+    if isinstance(value, str | int | float) and SEMVER.fullmatch(text):
+        return
+    hint = ""
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        parts = [*text.split("."), "0", "0"][:3]
+        hint = f" such as {'.'.join(str(int(p)) for p in parts)!r}"
+    out.add(
+        "SL012",
+        f"{where} {text or type(value).__name__!r} is not semantic versioning; "
+        f"write MAJOR.MINOR.PATCH{hint} as a quoted string",
+        out.field(where.split(".")[0]),
+        1,
+    )
+
+
+def _encoding_rule(out: _Out) -> None:
+    """SL106: a UTF-8 BOM, or body bytes that are not UTF-8."""
+    from skilldeck.core.discovery.frontmatter import MAX_BODY_READ, encoding_problems, read_raw
+
+    if out.skill.body_offset <= 0:
+        return  # no frontmatter: the parse error says why
+    try:
+        data = read_raw(out.skill)
+    except (SkilldeckError, OSError, ValueError):
+        return
+    final = len(data) < MAX_BODY_READ
+    for _code, message, line, column in encoding_problems(data, out.skill.body_offset, final=final):
+        out.add("SL106", message, line, column)
 
 
 def _listing_length_rules(out: _Out, text: str, when_text: str, line: int | None) -> None:

@@ -149,6 +149,25 @@ _ALL = (
         "triggers:\n  patterns: ['deploy (staging|prod)']",
     ),
     Rule(
+        "SL011",
+        "description-missing",
+        E,
+        "No usable description (missing, empty or not a string): the skill cannot be matched "
+        "to any request. The same problem validate reports as SV201-SV203.",
+        "name: pdf-tools\n(no description)",
+        "name: pdf-tools\ndescription: Fills PDF forms. Use when the user has a form to fill.",
+    ),
+    Rule(
+        "SL012",
+        "version-not-semver",
+        W,
+        "version (top-level or metadata.version) is not semantic versioning "
+        "(MAJOR.MINOR.PATCH, https://semver.org): installers and update checks cannot "
+        "compare it.",
+        'metadata:\n  version: "1.0"',
+        'metadata:\n  version: "1.0.0"',
+    ),
+    Rule(
         "SL101",
         "body-too-many-lines",
         W,
@@ -190,6 +209,15 @@ _ALL = (
         "other machine; use paths relative to the skill folder.",
         "python /Users/alice/skills/pdf/scripts/fill.py",
         "python scripts/fill.py",
+    ),
+    Rule(
+        "SL106",
+        "body-encoding",
+        W,
+        "SKILL.md starts with a UTF-8 byte order mark, or its body has bytes that are not "
+        "UTF-8: models then see U+FFFD replacement characters where the text was.",
+        "a SKILL.md saved as Latin-1 with 'café' in the body",
+        "the same file saved as UTF-8 without a BOM",
     ),
     Rule(
         "SL201",

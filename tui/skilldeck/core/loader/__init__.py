@@ -7,6 +7,7 @@
 * Tier 3, :func:`read_resource` (:mod:`.resources`): one file from inside a skill's
   folder, on demand.
 
+:mod:`.remote` reads instructions that replace the body (``instructions: {file|url}``);
 :mod:`.suggestions` names the nearest skills or files when one does not exist, and
 :mod:`.recording` wraps tiers 2 and 3 with their telemetry events.
 """
@@ -14,6 +15,7 @@
 from skilldeck.core.loader.instructions import (
     DEFAULT_TOKEN_CAP,
     LoadResult,
+    arguments_from_parameters,
     load_skill,
     split_arguments,
     substitute,
@@ -44,6 +46,7 @@ __all__ = [
     "Listing",
     "LoadResult",
     "Resource",
+    "arguments_from_parameters",
     "load_and_record",
     "load_skill",
     "read_and_record",

@@ -138,10 +138,13 @@ def _omission_note(omitted: list[str], name_chars: int) -> str:
     return f"({len(omitted)} {noun} left out to fit the listing budget: {listed}.)"
 
 
-def render_listing(skills: list[Skill], budget: int = DEFAULT_BUDGET, fmt: str = "xml") -> Listing:
+def render_listing(
+    skills: list[Skill], budget: int = DEFAULT_BUDGET, fmt: str = "xml", *, ranked: bool = False
+) -> Listing:
     """Render the tier-1 listing of the skills a model may use.
 
-    Only skills with :attr:`Skill.visible_to_models` are listed, sorted by name. The
+    Only skills with :attr:`Skill.visible_to_models` are listed, sorted by name (in the
+    order given when ``ranked``, most useful first). The
     budget rule is described in the module docstring; the text stays within ``budget``
     characters whenever that is possible at all (a budget too small even for the empty
     frame and the omission note yields that frame and note).
@@ -163,14 +166,14 @@ def render_listing(skills: list[Skill], budget: int = DEFAULT_BUDGET, fmt: str =
         )
     if budget < 0:
         raise SkilldeckError(ErrorCode.INVALID_PARAM, "the listing budget must be 0 or more")
-    visible = sorted(
-        (s for s in skills if s.visible_to_models), key=lambda s: (s.name, str(s.path))
-    )
+    visible = [s for s in skills if s.visible_to_models]
+    if not ranked:
+        visible.sort(key=lambda s: (s.name, str(s.path)))
     entries = [
         _Entry(s, _one_line(s.description), brief_of(s.description, limit=10**9)) for s in visible
     ]
     sizer = _Sizer(entries, fmt, name_chars=max(0, min(2000, budget // 5)))
-    kept, omitted, cap = _fit(entries, budget, sizer)
+    kept, omitted, cap = _fit(entries, budget, sizer, ranked)
     text, shortened = _assemble(kept, omitted, cap, fmt, budget, sizer.name_chars)
     return Listing(
         text=text,
@@ -207,16 +210,21 @@ class _Sizer:
 
 
 def _fit(
-    entries: list[_Entry], budget: int, sizer: _Sizer
+    entries: list[_Entry], budget: int, sizer: _Sizer, ranked: bool = False
 ) -> tuple[list[_Entry], list[str], int | None]:
-    """Which entries to keep, which names to leave out, and the description cap."""
+    """Which entries to keep, which names to leave out (the last ones first when
+    ``ranked``), and the description cap."""
     kept, omitted = entries, list[str]()
     if sizer.total(kept, None, omitted) <= budget:
         return kept, omitted, None
     cap = _largest_cap(kept, lambda c: sizer.total(kept, c, omitted) <= budget)
     if cap is not None:
         return kept, omitted, cap
-    kept, omitted = _omit(entries, lambda k, o: sizer.total(k, DESCRIPTION_FLOOR, o) <= budget)
+
+    def fits(k: list[_Entry], o: list[str]) -> bool:
+        return sizer.total(k, DESCRIPTION_FLOOR, o) <= budget
+
+    kept, omitted = _omit(entries, fits, ranked)
     if sizer.total(kept, None, omitted) <= budget:
         return kept, omitted, None
     cap = _largest_cap(kept, lambda c: sizer.total(kept, c, omitted) <= budget)
@@ -267,11 +275,14 @@ def _largest_cap(entries: list[_Entry], fits: Callable[[int], bool]) -> int | No
 
 
 def _omit(
-    entries: list[_Entry], fits: Callable[[list[_Entry], list[str]], bool]
+    entries: list[_Entry], fits: Callable[[list[_Entry], list[str]], bool], ranked: bool = False
 ) -> tuple[list[_Entry], list[str]]:
-    """Leave out the fewest skills (lowest priority, then last by name first) so ``fits``."""
+    """Leave out the fewest skills (lowest priority, then last by name first; the last
+    given first when ``ranked``) so ``fits``."""
     order = sorted(entries, key=lambda e: e.skill.name, reverse=True)
     order.sort(key=lambda e: e.skill.priority)
+    if ranked:
+        order = entries[::-1]
 
     def split(k: int) -> tuple[list[_Entry], list[str]]:
         dropped = {id(e) for e in order[:k]}

@@ -12,6 +12,8 @@ from skilldeck.core.loader.resources import DEFAULT_BYTE_CAP, Resource, read_res
 from skilldeck.core.model import Skill
 
 if TYPE_CHECKING:
+    from skilldeck.core.config import Settings
+    from skilldeck.core.store import LocalStore
     from skilldeck.core.telemetry import Telemetry
 
 
@@ -53,11 +55,14 @@ def load_and_record(
     *,
     actor: str,
     telemetry: Telemetry,
+    settings: Settings | None = None,
+    store: LocalStore | None = None,
     **context: Any,
 ) -> LoadResult:
-    """:func:`load_skill`, then the ``skill_loaded`` telemetry event (to ``telemetry``)."""
+    """:func:`load_skill` (``settings`` and ``store`` passed on), then the ``skill_loaded``
+    telemetry event (to ``telemetry``)."""
     started = time.perf_counter()
-    result = load_skill(skill, arguments, token_cap)
+    result = load_skill(skill, arguments, token_cap, settings=settings, store=store)
     elapsed = (time.perf_counter() - started) * 1000
     record_load(skill, result, elapsed, actor=actor, telemetry=telemetry, **context)
     return result
@@ -70,12 +75,16 @@ def read_and_record(
     *,
     actor: str,
     telemetry: Telemetry,
+    reason: str | None = None,
     **context: Any,
 ) -> Resource:
     """:func:`read_resource` with a ``skill_resource_requested`` event (to ``telemetry``),
-    refused or not."""
+    refused or not. An agent (``actor="agent"``) is served only the files discovery
+    listed; ``reason`` (why the agent asked, when it said) goes into the event."""
+    if reason:
+        context["reason"] = reason
     try:
-        resource = read_resource(skill, rel_path, byte_cap)
+        resource = read_resource(skill, rel_path, byte_cap, listed_only=actor == "agent")
     except SkilldeckError as exc:
         telemetry.emit(
             "skill_resource_requested",

@@ -95,13 +95,18 @@ def _is_within(path: str, root: str) -> bool:
         return False
 
 
-def read_resource(skill: Skill, rel_path: str, byte_cap: int = DEFAULT_BYTE_CAP) -> Resource:
+def read_resource(
+    skill: Skill, rel_path: str, byte_cap: int = DEFAULT_BYTE_CAP, *, listed_only: bool = False
+) -> Resource:
     """Read one file from inside the skill folder (tier 3).
 
     Args:
         skill: The skill owning the file.
         rel_path: Path relative to the skill folder.
         byte_cap: Largest file size accepted, in bytes.
+        listed_only: Serve only the files discovery listed (:attr:`Skill.resources`, plus
+            the SKILL.md): a file created since is served once a refresh lists it. A
+            listing cut at its bound cannot tell, so any file is served then.
 
     Returns:
         The resource, decoded when it is UTF-8 text.
@@ -109,10 +114,13 @@ def read_resource(skill: Skill, rel_path: str, byte_cap: int = DEFAULT_BYTE_CAP)
     Raises:
         SkilldeckError: INVALID_PARAM for empty, absolute, ``..`` or NUL paths, folders and
             files over ``byte_cap``; PERMISSION_DENIED when the path (through symlinks)
-            leaves the skill folder or cannot be opened; NOT_FOUND when it does not exist.
+            leaves the skill folder or cannot be opened; NOT_FOUND when it does not exist
+            (or, with ``listed_only``, was not listed).
     """
     parts = _relative_parts(rel_path)
     rel = str(PurePosixPath(*parts))
+    if listed_only:
+        _check_listed(skill, rel)
     real = _existing_file(skill, parts, rel)
     data, size = _read_confined(skill, real, rel, byte_cap)
     text = _decoded(data)
@@ -129,6 +137,21 @@ def read_resource(skill: Skill, rel_path: str, byte_cap: int = DEFAULT_BYTE_CAP)
         binary=binary,
         text=text,
         data=data,
+    )
+
+
+def _check_listed(skill: Skill, rel: str) -> None:
+    """NOT_FOUND for a file discovery did not list (see :func:`read_resource`)."""
+    if skill.resources_truncated or rel == skill.path.name or rel in skill.resources:
+        return
+    hints = suggest_names(rel, list(skill.resources))
+    hint = f"; did you mean {', '.join(hints)}?" if hints else ""
+    raise SkilldeckError(
+        ErrorCode.NOT_FOUND,
+        f"skill {skill.name!r} has no file {rel!r} among the files found when it was last "
+        f"discovered{hint}",
+        path=rel,
+        suggestions=hints,
     )
 
 

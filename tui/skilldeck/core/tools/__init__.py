@@ -20,7 +20,10 @@ from skilldeck.core.tools.stdio_client import McpQueryError, ServerSpec, list_to
 from skilldeck.core.tools.validation import (
     VALIDATION_MODES,
     check_skill_tools,
+    gate_strict,
+    invalid_problem,
     tool_diagnostics,
+    unavailable_reason,
     validation_mode,
 )
 
@@ -37,10 +40,13 @@ __all__ = [
     "ToolStatus",
     "check_skill_tools",
     "find_mcp_config",
+    "gate_strict",
+    "invalid_problem",
     "list_tools",
     "query_server",
     "read_mcp_config",
     "refresh_mcp",
     "tool_diagnostics",
+    "unavailable_reason",
     "validation_mode",
 ]

@@ -2,10 +2,15 @@
 
 Diagnostic codes: ST201 missing required tool, ST202 required tool hidden, ST203 unknown
 ``tool-validation`` value, ST204 optional tool missing (info).
+
+:func:`gate_strict` is the one place ``strict`` takes effect: the workspace applies it at
+every discovery, so the CLI, the terminal UI and the MCP server agree on which skills are
+unavailable.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from skilldeck.core.config import Settings, load_settings
@@ -95,6 +100,51 @@ def tool_diagnostics(
                 )
             )
     return diags
+
+
+def gate_strict(
+    skills: Iterable[Skill], registry: Callable[[], ToolRegistry], settings: Settings
+) -> None:
+    """The one rule for ``tool-validation: strict``: a strict skill missing a required tool
+    gets the error findings (ST201/ST202) on its own diagnostics and the names in
+    :attr:`~skilldeck.core.model.Skill.missing_tools`, so it is invalid for every face (not
+    listed, searched or loaded for agents; ``validate`` fails). ``warn`` and ``ignore`` skills
+    are left alone. ``registry`` is called only when some skill is strict."""
+    loaded: ToolRegistry | None = None
+    for skill in skills:
+        if not any(t.required for t in skill.tools):
+            continue
+        if validation_mode(skill, settings)[0] != "strict":
+            continue
+        loaded = loaded or registry()
+        availability = loaded.availability(skill)
+        errors = [
+            d
+            for d in tool_diagnostics(skill, availability, "strict")
+            if d.severity is Severity.ERROR and d not in skill.diagnostics
+        ]
+        skill.diagnostics.extend(errors)
+        skill.missing_tools = tuple(availability.missing_required)
+
+
+def unavailable_reason(skill: Skill) -> str | None:
+    """One sentence saying why a strict skill is unavailable to agents, or None."""
+    return skill.unavailable
+
+
+def invalid_problem(skills: Iterable[Skill], settings: Settings) -> str | None:
+    """With ``fail_on_invalid_skills`` on, one sentence naming the invalid skills (the ones
+    that win their name), else None."""
+    if not settings.fail_on_invalid_skills:
+        return None
+    bad = sorted({s.name for s in skills if not s.shadowed and not s.valid})
+    if not bad:
+        return None
+    shown = ", ".join(bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+    return (
+        f"{len(bad)} invalid skill(s) and fail_on_invalid_skills is on: {shown} "
+        "('skilldeck validate' says why)"
+    )
 
 
 def check_skill_tools(

@@ -6,7 +6,9 @@ index or the tool registry itself (``tests/test_architecture.py`` enforces it).
 
 Stages (each blocking; the TUI runs them in a thread worker):
 
-* :meth:`Workspace.discover` scans the roots; unchanged skills come from the local store.
+* :meth:`Workspace.discover` scans the roots; unchanged skills come from the local store;
+  ``tool-validation: strict`` is applied (:func:`~skilldeck.core.tools.gate_strict`): a
+  strict skill missing a required tool is invalid for every face.
 * :meth:`Workspace.lint` adds the lint findings (cross-skill rules included).
 * :meth:`Workspace.index` loads the persisted search index (or builds it) for a scope.
 * :meth:`Workspace.tools` loads the tool registry and checks every skill's tools.
@@ -199,6 +201,7 @@ class Workspace:
             scanned=walked.groups,
             scan_diagnostics=walked.diagnostics,
         )
+        self._gate(catalog)
         files = [self.settings.registry_file, self.settings.tools_path]
         watch = baseline(catalog, files) if self.watch else {}
         with self.lock:
@@ -212,6 +215,20 @@ class Workspace:
             self.fingerprint = walked.fingerprint
             self.generation += 1
         return catalog
+
+    def _gate(self, catalog: Catalog) -> None:
+        """Apply ``tool-validation: strict`` (the registry is loaded only when some skill is
+        strict): a strict skill missing a required tool becomes invalid."""
+        from skilldeck.core.tools import gate_strict
+
+        gate_strict(catalog.skills, self.registry, self.settings)
+
+    def invalid_problem(self) -> str | None:
+        """With ``fail_on_invalid_skills`` on, why this workspace must not be used (its
+        invalid skills named), else None."""
+        from skilldeck.core.tools import invalid_problem
+
+        return invalid_problem(self.catalog.skills, self.settings)
 
     def lint(self, config: LintConfig | None = None) -> dict[Path, list[Diagnostic]]:
         """Lint every skill, cross-skill rules included (blocking; stored while unchanged).
@@ -281,6 +298,11 @@ class Workspace:
 
                 self._registry = ToolRegistry.load(self.settings, cwd=self.cwd)
             return self._registry
+
+    def known_tools(self) -> set[str]:
+        """Names of the usable tools the registry knows (preset, tools file, cached MCP
+        server answers): what agent-facing searches rank tool completeness against."""
+        return self.registry().names()
 
     def tools(self) -> None:
         """Load the tool registry and check every skill's tools (blocking)."""

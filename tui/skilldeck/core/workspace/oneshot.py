@@ -119,7 +119,28 @@ def scan(workspace: Workspace) -> Scanned:
     found = Scanned(roots, [])
     found.groups = scan_roots(roots, found.diagnostics)
     found.fingerprint = fingerprint(roots, found.groups, workspace.settings, workspace.profile)
+    if found.fingerprint is not None:
+        found.fingerprint = _with_tools(found.fingerprint, workspace)
     return found
+
+
+def _with_tools(digest: str, workspace: Workspace) -> str:
+    """``digest`` folded with the stats of what decides tool availability (the tools file
+    and the MCP answers cache): ``tool-validation: strict`` makes a skill invalid, and so
+    drops it from the visible index, when its tools are missing."""
+    import hashlib
+    import os
+
+    from skilldeck.core.tools.mcp_servers import McpCache
+
+    parts = [digest]
+    for path in (workspace.settings.tools_path, McpCache().path):
+        try:
+            info = os.stat(path)
+            parts.append(f"{path}\0{info.st_mtime_ns}\0{info.st_size}")
+        except OSError:
+            parts.append(f"{path}\0-")
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def open_saved(workspace: Workspace, scope: Scope, walked: Scanned) -> SearchIndex | None:

@@ -1,0 +1,239 @@
+"""What a person feels of the TUI: the installed ``skilldeck`` in a real terminal (tmux).
+
+Run: ``python tests/benchmarks/bench_felt.py [--sizes 372,10000] [--runs 3] [--keys 15]``.
+372 is the shared corpus (``../shared/corpus/skills`` or ``SKILLDECK_SHARED``); other
+sizes are synthetic skills (see ``bench_tui.make_skills``). Each size gets its own
+SKILLDECK_HOME, launched once to warm it (that first, cold launch is reported too).
+
+The clock starts before ``tmux new-session`` starts the process, and the screen is read
+with ``tmux capture-pane`` every ~5 ms, so Python start-up, imports, discovery and the
+terminal's drawing are all inside the figures:
+
+- *launch → first rows*: until a skill name of the catalog is on the screen;
+- *launch → all stages*: until the status line says ``N skills · x ms`` with no stage
+  still running (no ``…``);
+- *key → list repainted*: typing three queries one key at a time, from ``send-keys`` to
+  the first screen where anything but the search box line changed (p50/p95); once
+  waiting for each change, once at a fixed 150 ms between keys (a fast typist), where a
+  key can land while the previous one is still being drawn.
+
+What the user would use instead, in the same run: ``grep -ril QUERY --include=SKILL.md``
+over the same folder (a search that shows nothing until it is done), timed end to end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_tui import QUERIES, make_skills
+
+SESSION = "skilldeck-felt"
+STATUS = re.compile(r"\b\d[\d,]* skills?\b.* · [\d.]+ ms")
+POLL = 0.005
+
+
+def pane() -> list[str]:
+    """The visible screen, one string per row."""
+    out = subprocess.run(
+        ["tmux", "capture-pane", "-p", "-t", SESSION], capture_output=True, text=True
+    )
+    return out.stdout.splitlines()
+
+
+def launch(root: Path, home: Path, width: int, height: int) -> float:
+    """Start ``skilldeck --root ROOT`` in a fresh tmux session; the clock start."""
+    subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+    exe = shutil.which("skilldeck") or "skilldeck"
+    command = f"env SKILLDECK_HOME={home} SKILLDECK_SEMANTIC=0 {exe} --root {root}"
+    started = time.perf_counter()
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", SESSION, "-x", str(width), "-y", str(height), command],
+        check=True,
+    )
+    return started
+
+
+def wait_for(test: object, timeout: float = 120.0) -> float:
+    """Poll the screen until ``test(rows)`` is true; the time it became true."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        rows = pane()
+        if test(rows):  # type: ignore[operator]
+            return time.perf_counter()
+        time.sleep(POLL)
+    raise TimeoutError("the screen never showed what was awaited")
+
+
+def all_done(rows: list[str]) -> bool:
+    """The status line counts the skills, and no stage is still running."""
+    return any(STATUS.search(r) and "…" not in r and "index building" not in r for r in rows)
+
+
+def launch_times(
+    root: Path, home: Path, names: set[str], size: tuple[int, int]
+) -> tuple[float, float]:
+    """(launch → first rows, launch → all stages) of one launch; the app is left running."""
+    started = launch(root, home, *size)
+    pattern = re.compile("|".join(re.escape(n) for n in sorted(names)[:2000]))
+    first = wait_for(lambda rows: any(pattern.search(r) for r in rows))
+    done = wait_for(all_done)
+    return first - started, done - started
+
+
+def _without(rows: list[str], typed: str = "") -> list[str]:
+    """The screen without the search box's text row (which echoes the keys at once): the
+    row framed by ``▊ … ▎`` that is not one of the box's edges."""
+    return [r for r in rows if not (r.startswith("▊") and "▔" not in r and "▁" not in r)]
+
+
+def key_latencies(queries: tuple[str, ...], keys: int) -> list[float]:
+    """Seconds from each key to the first repaint of the list, waiting for each."""
+    out: list[float] = []
+    for query in queries:
+        subprocess.run(["tmux", "send-keys", "-t", SESSION, "C-u"], check=True)
+        time.sleep(0.5)
+        typed = ""
+        for ch in query[:keys]:
+            before = _without(pane(), typed)
+            typed += ch
+            sent = time.perf_counter()
+            subprocess.run(["tmux", "send-keys", "-t", SESSION, "-l", ch], check=True)
+            try:
+                seen = wait_for(lambda rows, t=typed, b=before: _without(rows, t) != b, 2.0)
+                out.append(seen - sent)
+            except TimeoutError:
+                pass  # the key changed nothing but the search box (same list)
+            time.sleep(0.05)
+    return out
+
+
+def paced_latencies(queries: tuple[str, ...], interval: float) -> list[float]:
+    """Key → repaint with keys sent every ``interval`` seconds whatever the screen does."""
+    out: list[float] = []
+    for query in queries:
+        subprocess.run(["tmux", "send-keys", "-t", SESSION, "C-u"], check=True)
+        time.sleep(0.5)
+        frames: list[tuple[float, list[str]]] = []
+        stop = threading.Event()
+        watcher = threading.Thread(target=_watch, args=(frames, stop))
+        watcher.start()
+        time.sleep(0.1)
+        sends: list[tuple[float, str]] = []
+        typed = ""
+        for ch in query:
+            typed += ch
+            sends.append((time.perf_counter(), typed))
+            subprocess.run(["tmux", "send-keys", "-t", SESSION, "-l", ch], check=True)
+            time.sleep(interval)
+        time.sleep(0.5)
+        stop.set()
+        watcher.join()
+        out.extend(_paced(frames, sends))
+    return out
+
+
+def _watch(frames: list[tuple[float, list[str]]], stop: threading.Event) -> None:
+    while not stop.is_set():
+        frames.append((time.perf_counter(), pane()))
+        time.sleep(POLL)
+
+
+def _paced(frames: list[tuple[float, list[str]]], sends: list[tuple[float, str]]) -> list[float]:
+    found: list[float] = []
+    for sent, typed in sends:
+        before = [rows for t, rows in frames if t < sent]
+        if not before:
+            continue
+        base = _without(before[-1], typed[:-1])
+        for t, rows in frames:
+            if t > sent and _without(rows, typed) != base:
+                found.append(t - sent)
+                break
+    return found
+
+
+def grep_time(root: Path, query: str) -> float:
+    """End to end: ``grep -ril WORD --include=SKILL.md ROOT`` for the query's first word."""
+    started = time.perf_counter()
+    subprocess.run(
+        ["grep", "-ril", query.split()[0], "--include=SKILL.md", str(root)],
+        capture_output=True,
+    )
+    return time.perf_counter() - started
+
+
+def pct(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) in milliseconds."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def corpus() -> Path | None:
+    """The shared corpus folder, or None."""
+    base = Path(os.environ.get("SKILLDECK_SHARED", Path(__file__).parents[3] / "shared"))
+    found = base / "corpus" / "skills"
+    return found if found.is_dir() else None
+
+
+def measure(size: int, runs: int, keys: int, interval: float, geometry: tuple[int, int]) -> None:
+    """Print the figures of one catalog size."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if size == 372 and corpus() is not None:
+            root = corpus()
+            assert root is not None
+        else:
+            root = Path(tmp) / "skills"
+            make_skills(root, size)
+        names = {p.parent.name for p in root.rglob("SKILL.md")}
+        home = Path(tmp) / "home"
+        cold = launch_times(root, home, names, geometry)
+        firsts, dones = [], []
+        for _ in range(runs):
+            first, done = launch_times(root, home, names, geometry)
+            firsts.append(first)
+            dones.append(done)
+        waited = key_latencies(QUERIES, keys)
+        paced = paced_latencies(QUERIES, interval)
+        subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+        greps = [grep_time(root, q) for q in QUERIES for _ in range(3)]
+    print(
+        f"{len(names):>7} skills {geometry[0]}x{geometry[1]} | cold launch: first rows "
+        f"{cold[0]:.2f} s, all stages {cold[1]:.2f} s | warm (median of {runs}): first rows "
+        f"{statistics.median(firsts):.2f} s, all stages {statistics.median(dones):.2f} s | "
+        f"key→list p50/p95 {pct(waited, 0.5):.0f}/{pct(waited, 0.95):.0f} ms (n={len(waited)})"
+        f" | every {interval * 1000:.0f} ms: {pct(paced, 0.5):.0f}/{pct(paced, 0.95):.0f} ms "
+        f"(n={len(paced)}) | grep -ril p50 {pct(greps, 0.5):.0f} ms"
+    )
+
+
+def main() -> None:
+    """Parse the options and measure each size."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="372,10000")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--keys", type=int, default=15)
+    parser.add_argument("--interval", type=float, default=0.150)
+    parser.add_argument("--geometry", default="120x36")
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        sys.exit("tmux is needed (apt-get install tmux)")
+    width, height = (int(v) for v in args.geometry.split("x"))
+    for size in (int(s) for s in args.sizes.split(",")):
+        measure(size, args.runs, args.keys, args.interval, (width, height))
+
+
+if __name__ == "__main__":
+    main()
