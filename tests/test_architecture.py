@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -343,3 +344,30 @@ def test_a_faces_settings_decide_its_telemetry(tmp_path: Path, isolated_home: Pa
             service.close()
         events = _events(isolated_home)
         assert (wanted <= events) if on else events.isdisjoint(wanted), (on, events)
+
+
+# -- one door for store notices ----------------------------------------------------------------
+
+NOTICE_WRITE = re.compile(r"\.notices\s*(?:\.(?:append|extend|insert)\(|\+=)")
+"""A store's notices changed by hand instead of through ``LocalStore.notice``."""
+
+
+def _notice_writes(path: Path) -> list[str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [f"line {n}: {t.strip()}" for n, t in enumerate(lines, 1) if NOTICE_WRITE.search(t)]
+
+
+def test_store_notices_have_one_door() -> None:
+    """Only :meth:`~skilldeck.core.store.LocalStore.notice` adds a notice to a store."""
+    store = Path(skilldeck.core.__file__).parent / "store.py"
+    offenders = {
+        str(p): uses for p in _package_files() if p != store and (uses := _notice_writes(p))
+    }
+    assert offenders == {}, f"use store.notice(text): {offenders}"
+    assert len(_notice_writes(store)) == 1  # inside notice() itself
+
+
+def test_notice_check_catches_a_direct_append(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("store.notices.append('x')\nself.notices += ['y']\nnotices += ['ok']\n")
+    assert len(_notice_writes(bad)) == 2

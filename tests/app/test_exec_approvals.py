@@ -12,6 +12,7 @@ from textual.widgets import Button, OptionList, Static, TextArea
 
 from conftest import write_skill
 from skilldeck.app.dialogs.request_review import RequestReviewDialog
+from skilldeck.app.screens.main_screen import MainScreen
 from skilldeck.app.screens.sessions_screen import (
     SessionsScreen,
     pending_row,
@@ -261,6 +262,8 @@ async def test_tools_pane_lists_toolset_tools_with_state_and_approves(
         ]
         await pilot.press("escape", "escape", *"demo", "down")  # no toolsets: no table
         await settle(pilot)
-        assert app.screen.current is not None and app.screen.current.name == "demo"
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        assert screen.current is not None and screen.current.name == "demo"
         assert not app.screen.query_one(ToolsetTable).display
     store.close()

@@ -12,9 +12,9 @@ from textual.widgets import Input, Markdown, Static, TabbedContent, TextArea
 
 from conftest import write_skill
 from skilldeck.app.dialogs.resource_dialog import ResourceDialog
-from skilldeck.app.ranked import Hit, Ranked
+from skilldeck.app.ranked import RESULT_LIMIT, Hit, Ranked
 from skilldeck.app.screens.help_screen import HelpScreen
-from skilldeck.app.screens.main_screen import RESULT_LIMIT, MainScreen
+from skilldeck.app.screens.main_screen import MainScreen
 from skilldeck.app.screens.review_screen import ReviewScreen
 from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
 from skilldeck.app.widgets.preview_pane import PreviewPane
@@ -44,7 +44,7 @@ async def test_start_lists_all_sorted_with_search_focused(root: Path) -> None:
         assert isinstance(app.screen, MainScreen)
         assert isinstance(app.focused, Input) and app.focused.id == "search"
         assert names(app) == ["broken-yaml", "git-release", "pdf-forms", "vague"]
-        assert status(app).startswith("4 skills")
+        assert status(app).startswith("3 skills (+1 invalid)")  # as `skilldeck list` counts
         assert app.screen.query_one("#progress").display is False
 
 

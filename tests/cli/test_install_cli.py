@@ -100,7 +100,7 @@ def test_check_reports_modified_and_missing(
     code, out, _ = run(capsys, "check")
     assert code == 1 and "missing" in out
     code, _, err = run(capsys, "update", "alpha", "--yes")
-    assert code == 1 and "local edits" in err
+    assert code == 1 and "local edits (use --force to replace them)" in err  # the CLI's advice
     assert (skills / "alpha" / "SKILL.md").read_text() == "changed\n"
 
 

@@ -168,7 +168,9 @@ def test_update_refused_for_local_edits_leaves_everything(repo: Path, root: Path
     with prepared_updates(lock) as plans:
         plan = next(p for p in plans if p.entry.name == "pdf-tools")
         assert plan.state == "modified"
-        assert "local edits" in " ".join(update_blockers(plan, force=False))
+        (reason,) = update_blockers(plan, force=False)
+        assert reason.code == "local_edits" and "local edits" in reason.text
+        assert "--force" not in reason.text  # core words no face's flags
     assert "my note" in edited.read_text()
     assert (root.parent / "skills-lock.toml").read_bytes() == before_lock
 
@@ -259,7 +261,8 @@ def test_unlocked_folder_is_never_replaced(repo: Path, root: Path) -> None:
     with fetched(repo.as_uri(), "") as fetch:
         c = next(c for c in candidates(fetch, lock) if c.review.name == "pdf-tools")
         assert c.existing == "unlocked"
-        assert "not installed by skilldeck" in " ".join(blockers(c, lock, force=False))
+        (reason,) = blockers(c, lock, force=False)
+        assert reason.code == "unlocked_folder" and "not installed by skilldeck" in reason.text
     assert (mine / "SKILL.md").read_text().endswith("mine\n---\n")
 
 
@@ -325,7 +328,8 @@ def test_two_skills_with_one_name_in_a_source_are_refused(tmp_path: Path, root: 
     with fetched(repo.as_uri(), "") as fetch:
         first, second = candidates(fetch, lock)
         assert blockers(first, lock, force=True) == []
-        assert "same name" in " ".join(blockers(second, lock, force=True))
+        (reason,) = blockers(second, lock, force=True)
+        assert reason.code == "refused" and "same name" in reason.text
 
 
 def test_two_runs_keep_each_others_lock_entries(repo: Path, root: Path) -> None:

@@ -23,9 +23,11 @@ import skilldeck.core.discovery as discovery
 from conftest import REPO, write_skill
 from skilldeck.core.config import Settings
 from skilldeck.core.discovery import Root, discover, records
-from skilldeck.core.model import Catalog, Source
+from skilldeck.core.discovery.frontmatter import parse_file
+from skilldeck.core.model import Catalog, Diagnostic, Severity, Source
 from skilldeck.core.search.persist import load_or_build
 from skilldeck.core.store import STORE_FILE, LocalStore
+from skilldeck.core.workspace import lint_store
 
 OLD_NS = 10**18  # 2001: far from "now", so rows are trusted on (mtime, size)
 
@@ -34,7 +36,7 @@ OLD_NS = 10**18  # 2001: far from "now", so rows are trusted on (mtime, size)
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every SKILL.md discovery parses (the real parser still runs)."""
     calls: list[str] = []
-    real: Callable[..., Any] = discovery.parse_file
+    real: Callable[..., Any] = parse_file  # what discovery calls (patched there below)
 
     def counting(path: Path, **kwargs: Any) -> Any:
         calls.append(str(path))
@@ -399,7 +401,7 @@ def test_a_table_gone_mid_run_rebuilds(tmp_path: Path, store: LocalStore) -> Non
 def test_a_table_of_another_shape_rebuilds(tmp_path: Path, store: LocalStore) -> None:
     make_skills(tmp_path, 3)
     conn = store.connect()
-    conn.execute("DROP TABLE skills")
+    conn.execute("DROP TABLE IF EXISTS skills")  # a fresh store has no tables yet
     conn.execute("CREATE TABLE skills (path TEXT PRIMARY KEY, other TEXT NOT NULL)")
     catalog = run(tmp_path, store)
     assert len(catalog.skills) == 3
@@ -509,3 +511,61 @@ def test_prune_drops_old_indexes_and_rows_of_deleted_files(
     os.utime(marker, (old, old))
     store.prune_if_due()
     assert conn.execute("SELECT count(*) FROM skills").fetchone()[0] == len(rows) - 1
+
+
+# --- tables belong to their owners ------------------------------------------------------------
+
+
+def _tables(store: LocalStore) -> set[str]:
+    query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    return {name for (name,) in store.connect().execute(query)}
+
+
+def _findings(tmp_path: Path) -> dict[Path, list[Diagnostic]]:
+    path = tmp_path / "demo" / "SKILL.md"
+    return {path: [Diagnostic("SL001", Severity.WARNING, "too short", path, 3, 1)]}
+
+
+def test_a_store_used_only_by_lint_store_has_only_its_table(tmp_path: Path) -> None:
+    home, findings = tmp_path / "home", _findings(tmp_path)
+    store = LocalStore.open(home)
+    assert _tables(store) == set()
+    assert lint_store.load(store, "key", "digest") is None
+    lint_store.save(store, "key", "digest", findings)
+    assert lint_store.load(store, "key", "digest") == findings
+    assert lint_store.load(store, "key", "other") is None
+    assert _tables(store) == {"lint_results"}
+    store.close()
+    again = LocalStore.open(home)  # the file is ours and of this version: kept as it is
+    assert again.notices == []
+    assert lint_store.load(again, "key", "digest") == findings
+
+
+def test_tables_are_made_once_and_again_after_a_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, findings = LocalStore.open(tmp_path / "home"), _findings(tmp_path)
+    store.ensure(lint_store.TABLES)
+    with monkeypatch.context() as patch:
+        patch.setattr(store, "write", lambda: pytest.fail("ensured twice"))
+        store.ensure(lint_store.TABLES)  # cached: no transaction
+    store.heal("a test says so")
+    assert _tables(store) == set() and len(store.notices) == 1
+    lint_store.save(store, "key", "digest", findings)  # made again in the new file
+    assert lint_store.load(store, "key", "digest") == findings
+
+
+def test_owners_tables_work_in_memory(tmp_path: Path) -> None:
+    home = tmp_path / "not-a-folder"
+    home.write_text("a file where the home should be")
+    store, findings = LocalStore.open(home), _findings(tmp_path)
+    assert store.path is None and len(store.notices) == 1
+    lint_store.save(store, "key", "digest", findings)
+    assert lint_store.load(store, "key", "digest") == findings
+    assert _tables(store) == {"lint_results"}
+
+
+def test_notice_is_the_door_for_notices() -> None:
+    store = LocalStore.in_memory()
+    store.notice("one sentence")
+    assert store.notices == ["one sentence"]

@@ -81,9 +81,9 @@ def test_mounted_after_cli_approval_and_called(tmp_path: Path) -> None:
         assert loaded["toolsets"]["mounted"] == []
         assert waiting[0]["reason"] == "requires_approval"
         assert waiting[0]["approval"].startswith("Toolset(hello/toolsets/index.py@skill-sha256:")
-        assert "--toolset hello/toolsets/index.py" in text_of(
-            client.call("load_skill", {"name": "hello"})
-        )
+        said = text_of(client.call("load_skill", {"name": "hello"}))
+        assert "hello/toolsets/index.py waits for the operator's approval" in said
+        assert "skilldeck session approve" not in said  # the operator's command, not the agent's
         assert not [n for n in tool_names(client) if n.startswith("hello.")]
         assert not wait_for_tools_changed(client, timeout=0.2)
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import events, work
+from textual import events, on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
@@ -19,6 +19,7 @@ from textual.worker import get_current_worker
 from skilldeck.app import heap
 from skilldeck.app.commands import SkillCommands
 from skilldeck.app.dialogs.guarded import GUARD_SECONDS
+from skilldeck.app.labels import short_path
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
@@ -35,6 +36,15 @@ ENV_SEMANTIC = "SKILLDECK_TUI_SEMANTIC"
 def clean_multiline(text: str) -> str:
     """Notification text with control characters (newlines kept) shown escaped."""
     return for_terminal(str(text), multiline=True)
+
+
+def screenshot_error(exc: BaseException) -> str:
+    """Why a file could not be written, in words (``[Errno 2] No such file…: '/x'`` becomes
+    ``/x: No such file or directory``)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f"{short_path(Path(str(exc.filename)))}: " if exc.filename else ""
+        return f"{where}{exc.strerror}"
+    return str(exc) or type(exc).__name__
 
 
 class SkilldeckApp(App[int]):
@@ -146,6 +156,36 @@ class SkilldeckApp(App[int]):
             severity=severity,
             timeout=timeout,
             markup=False,
+        )
+
+    def action_help_quit(self) -> None:
+        """ctrl+c does not quit: say which key does (Textual's own hint is markup, which
+        :meth:`notify` would show literally)."""
+        for key, active in self.active_bindings.items():
+            if active.binding.action in ("quit", "app.quit"):
+                self.notify(f"Press {key} to quit Skilldeck.", title="Do you want to quit?")
+                return
+
+    @on(events.DeliveryComplete)
+    def _screenshot_saved(self, event: events.DeliveryComplete) -> None:
+        """Say where the screenshot went (in place of Textual's markup toast)."""
+        if event.name != "screenshot":
+            return
+        event.prevent_default()
+        where = f" to {short_path(event.path)}" if event.path is not None else ""
+        self.notify(f"Saved the screenshot{where}.", title="Screenshot")
+
+    @on(events.DeliveryFailed)
+    def _screenshot_failed(self, event: events.DeliveryFailed) -> None:
+        """Say why the screenshot was not saved (Textual's toast only says that it was not)."""
+        if event.name != "screenshot":
+            return
+        event.prevent_default()
+        self.notify(
+            f"Could not save the screenshot: {screenshot_error(event.exception)}",
+            title="Screenshot",
+            severity="error",
+            timeout=10,
         )
 
     def bump(self) -> None:

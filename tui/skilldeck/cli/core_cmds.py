@@ -173,20 +173,6 @@ def cmd_list(args: argparse.Namespace, ctx: CliContext) -> int:
     return print_list(ctx, show_all=args.all)
 
 
-def find_skill(catalog: Catalog, name: str) -> Skill:
-    """The winning skill called ``name``; NOT_FOUND with suggestions otherwise."""
-    skill = catalog.get(name)
-    if skill is None:
-        path = Path(name).expanduser()
-        if path.exists():
-            skill = catalog.by_path(path.resolve()) or catalog.by_path(path.absolute())
-    if skill is None:
-        from skilldeck.core.loader import unknown_skill
-
-        raise unknown_skill(name, catalog.names())
-    return skill
-
-
 def _tool_report(ctx: CliContext, skill: Skill) -> dict[str, Any] | None:
     try:
         registry = ctx.workspace().registry()
@@ -199,7 +185,7 @@ def _tool_report(ctx: CliContext, skill: Skill) -> dict[str, Any] | None:
 
 def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck show NAME``."""
-    skill = find_skill(ctx.catalog(), args.name)
+    skill = ctx.workspace().resolve(args.name)
     record = skill.to_dict()
     record["tool_availability"] = _tool_report(ctx, skill)
     shadows = [s for s in ctx.catalog().skills if s.shadowed_by == skill.path]
@@ -261,7 +247,7 @@ def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck load NAME [ARGS]``."""
     from skilldeck.core.loader import load_and_record
 
-    skill = find_skill(ctx.catalog(), args.name)
+    skill = ctx.workspace().resolve(args.name)
     arguments = " ".join(a for a in args.arguments if a != "--")
     telemetry = ctx.workspace().telemetry
     cap = ctx.settings.body_token_cap
@@ -280,7 +266,7 @@ def cmd_read(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck read NAME PATH``."""
     from skilldeck.core.loader import read_and_record
 
-    skill = find_skill(ctx.catalog(), args.name)
+    skill = ctx.workspace().resolve(args.name)
     telemetry = ctx.workspace().telemetry
     cap = ctx.settings.resource_byte_cap
     resource = read_and_record(skill, args.path, cap, actor="cli", telemetry=telemetry)

@@ -158,5 +158,8 @@ def _sandbox_rows(sandbox: dict[str, Any], ctx: CliContext) -> list[list[str]]:
         shown = ctx.paint(f"{level} (require_sandbox is on: runs are refused)", "red")
     rows = [["sandbox", shown]]
     rows += [["sandbox note", note] for note in sandbox["notes"]]
-    rows += [["allowlist", notice] for notice in sandbox["allowlist_notices"]]
+    rows += [
+        ["allowlist", f"{notice} ('skilldeck allow SKILL SCRIPT' writes one)"]
+        for notice in sandbox["allowlist_notices"]
+    ]
     return rows

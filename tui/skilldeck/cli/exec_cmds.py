@@ -11,8 +11,6 @@ import sys
 from typing import Any
 
 from skilldeck.cli.context import CliContext, safe, table
-from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.model import Skill
 
 FORMATS = ("text", "json")
 
@@ -89,14 +87,6 @@ def cmd_config(args: argparse.Namespace, ctx: CliContext) -> int:
     return 0
 
 
-def find_skill(ctx: CliContext, name: str) -> Skill:
-    """The workspace's skill called ``name``; NOT_FOUND otherwise."""
-    skill = ctx.workspace().by_name(name)
-    if skill is None:
-        raise SkilldeckError(ErrorCode.NOT_FOUND, f"no skill named {name!r}")
-    return skill
-
-
 RUN_TIMED_OUT = 124
 """Exit status of ``skilldeck run`` when the script was killed at the time limit."""
 
@@ -123,7 +113,7 @@ def cmd_run(args: argparse.Namespace, ctx: CliContext) -> int:
     from skilldeck.core.sessions import SessionStore
 
     fmt = ctx.output_format(FORMATS)
-    skill = find_skill(ctx, args.skill)
+    skill = ctx.workspace().resolve(args.skill)
     script_args = list(args.args)
     if script_args[:1] == ["--"]:
         script_args = script_args[1:]
@@ -169,7 +159,7 @@ def cmd_allow(args: argparse.Namespace, ctx: CliContext) -> int:
     from skilldeck.core.execution import add_to_allowlist, allowlist_line, resolve_script
 
     fmt = ctx.output_format(FORMATS)
-    request = resolve_script(find_skill(ctx, args.skill), args.script)
+    request = resolve_script(ctx.workspace().resolve(args.skill), args.script)
     line = allowlist_line(request.ref, request.digest)
     added = False
     if not args.dry_run:

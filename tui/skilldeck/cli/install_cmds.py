@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, table
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.install.reasons import Reason
 
 if TYPE_CHECKING:
     from skilldeck.core.install import Candidate, Finding, Lockfile, SkillReview, UpdatePlan
@@ -26,6 +27,19 @@ if TYPE_CHECKING:
 
 _STATE_COLOR = {"ok": "green", "modified": "yellow", "missing": "red", "outdated": "cyan"}
 _SEV_COLOR = {"error": "red", "warning": "yellow", "info": "blue"}
+
+
+_ADVICE = {
+    "error_findings": "use --force to {verb} anyway",
+    "local_edits": "use --force to replace them",
+    "other_source": "use --replace to switch sources: the diff and new findings are shown first",
+}
+
+
+def advised(reason: Reason, verb: str) -> str:
+    """A refusal reason with the CLI's advice for its code (``verb``: install, apply)."""
+    advice = _ADVICE.get(reason.code)
+    return f"{reason.text} ({advice.format(verb=verb)})" if advice else reason.text
 
 
 def register(sub: Any) -> None:
@@ -237,7 +251,8 @@ def _add_one(
     record: dict[str, Any] = {**c.review.to_dict(), "subpath": c.subpath, "reasons": []}
     reasons = blockers(c, lock, force=args.force, source=args.source, replace=args.replace)
     if listed is not None and c.review.name != listed[0].name:
-        reasons.append(f"its SKILL.md names it {c.review.name!r}, the index {listed[0].name!r}")
+        text = f"its SKILL.md names it {c.review.name!r}, the index {listed[0].name!r}"
+        reasons.append(Reason("name_mismatch", text))
     switch = source_switch(lock, c, args.source, commit) if not reasons else None
     if switch is not None:
         record["replaces"] = switch.to_dict()
@@ -247,9 +262,10 @@ def _add_one(
             )
             _show_plan(ctx, switch)
     if reasons:
-        record.update(action="refused", reasons=reasons)
-        for reason in reasons:
-            ctx.warn(f"{c.review.name}: not installed: {reason}")
+        said = [advised(reason, "install") for reason in reasons]
+        record.update(action="refused", reasons=said, reason_codes=[r.code for r in reasons])
+        for text in said:
+            ctx.warn(f"{c.review.name}: not installed: {text}")
         return record
     if not args.yes and (fmt == "json" or not _confirm(f"Install {c.review.name}?")):
         record["action"] = "declined"
@@ -432,8 +448,9 @@ def _update_one(
         return record
     reasons = update_blockers(plan, force=args.force)
     if reasons:
-        record.update(action="refused", reasons=reasons)
-        for reason in reasons:
+        said = [advised(reason, "apply") for reason in reasons]
+        record.update(action="refused", reasons=said, reason_codes=[r.code for r in reasons])
+        for reason in said:
             ctx.warn(f"{name}: not updated: {reason}")
         return record
     answer = (

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from skilldeck import __version__
+from skilldeck.cli.advice import with_advice
 from skilldeck.cli.context import CliContext
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.safe_text import for_terminal
@@ -231,7 +232,7 @@ def _fail_on_invalid(ctx: CliContext, command: str, code: int) -> int:
     problem = ctx.workspace().invalid_problem()
     if problem is None:
         return code
-    ctx.warn(f"error: {problem}")
+    ctx.warn(f"error: {problem} (skilldeck validate says why)")
     return 1
 
 
@@ -254,7 +255,7 @@ def _report_error(error: SkilldeckError, json_errors: bool, *, usage: str | None
     the command whose ``--help`` to see)."""
     if json_errors:
         print(json.dumps({"error": error.to_dict()}, indent=2, ensure_ascii=False, default=str))
-    message = for_terminal(error.message)
+    message = for_terminal(with_advice(error))
     if usage:
         print(message, file=sys.stderr)
         print(f"See '{usage} --help'.", file=sys.stderr)

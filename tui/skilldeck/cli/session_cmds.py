@@ -289,7 +289,6 @@ def _changed_since(ctx: CliContext, entries: list[str]) -> dict[str, list[dict[s
 
 def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session load ID SKILL [ARGS]``: operator force-load."""
-    from skilldeck.cli.core_cmds import find_skill
     from skilldeck.core.loader import load_and_record
 
     fmt = ctx.output_format(FORMATS)
@@ -299,7 +298,7 @@ def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
             raise SkilldeckError(
                 ErrorCode.INVALID_PARAM, f"session {args.id} has ended", session=args.id
             )
-        skill = find_skill(ctx.catalog(), args.skill)
+        skill = ctx.workspace().resolve(args.skill)
         arguments = " ".join(a for a in args.arguments if a != "--")
         result = load_and_record(
             skill,
@@ -340,7 +339,6 @@ def _tool_or_script(args: argparse.Namespace, ctx: CliContext) -> str:
         )
     if args.tool is not None:
         return str(args.tool)
-    from skilldeck.cli.exec_cmds import find_skill
     from skilldeck.core.execution import (
         approval_key,
         remember_manifest,
@@ -349,7 +347,7 @@ def _tool_or_script(args: argparse.Namespace, ctx: CliContext) -> str:
     )
 
     name, _, path = str(args.script or toolset).partition("/")
-    skill = find_skill(ctx, name)
+    skill = ctx.workspace().resolve(name)
     if toolset is not None:
         return toolset_approval_for(skill, path)
     request = resolve_script(skill, path)

@@ -12,6 +12,7 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from skilldeck.cli.advice import diagnostic_advice
 from skilldeck.cli.context import CliContext, table
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 
@@ -60,9 +61,8 @@ def cmd_tools(args: argparse.Namespace, ctx: CliContext) -> int:
         registry.refresh_mcp(timeout=args.timeout)
     if args.skill is None:
         return _print_registry(ctx, registry, fmt)
-    from skilldeck.cli.core_cmds import find_skill
 
-    skill = find_skill(ctx.catalog(), args.skill)
+    skill = ctx.workspace().resolve(args.skill)
     return _print_skill_tools(ctx, skill, registry, fmt)
 
 
@@ -83,7 +83,8 @@ def _print_registry(ctx: CliContext, registry: ToolRegistry, fmt: str) -> int:
             f"queried {when}" + (f", error: {server['error']}" if server["error"] else "")
         )
     for diag in registry.diagnostics:
-        ctx.echo(ctx.paint(f"{diag.code} {diag.severity.value}: {diag.message}", "yellow"))
+        said = diagnostic_advice(diag.code, diag.message)
+        ctx.echo(ctx.paint(f"{diag.code} {diag.severity.value}: {said}", "yellow"))
     return 0
 
 
@@ -122,7 +123,9 @@ def _print_skill_tools(ctx: CliContext, skill: Skill, registry: ToolRegistry, fm
     for line in table(rows):
         ctx.echo("  " + line)
     for diag in diags:
-        ctx.echo(f"  {diag.code} {diag.severity.value}: {diag.message}")
+        ctx.echo(
+            f"  {diag.code} {diag.severity.value}: {diagnostic_advice(diag.code, diag.message)}"
+        )
     return 1 if failed else 0
 
 

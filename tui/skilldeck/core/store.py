@@ -5,9 +5,19 @@ change.
 Plain data only: text, numbers, JSON and raw array bytes. Nothing read from it is ever
 unpickled or executed, and nothing in it is trusted: a file that is not a database, is
 damaged, belongs to another program or to another schema version is moved aside and
-rebuilt with a notice (:attr:`LocalStore.notices`); a row that does not decode is dropped
+rebuilt with a notice (:meth:`LocalStore.notice`); a row that does not decode is dropped
 and its skill parsed again by whoever reads it. A home that cannot be written gets an
 in-memory store (same notice), so skills are still served.
+
+The store owns the file, not its tables: each table is declared (``TABLES``) in the module
+whose SQL reads and writes it, which creates it on first use with :meth:`LocalStore.ensure`
+and prunes it (:meth:`LocalStore.prune` asks each owner):
+
+* ``skills``: :mod:`skilldeck.core.discovery.records`;
+* ``index_meta``, ``index_blobs``: :mod:`skilldeck.core.search.persist`;
+* ``skill_vectors``: :mod:`skilldeck.core.search.vectors`;
+* ``lint_results``: :mod:`skilldeck.core.workspace.lint_store`;
+* ``instruction_cache``: :mod:`skilldeck.core.loader.remote`.
 
 Several processes (the TUI, MCP servers, the CLI) share one file: it runs in WAL mode with
 a busy timeout, and every write is one short ``BEGIN IMMEDIATE`` transaction. Each thread
@@ -21,13 +31,14 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from skilldeck.core.config import home_dir
 
 SCHEMA_VERSION = 1
-"""``PRAGMA user_version`` of a store this code writes; any other value is rebuilt."""
+"""``PRAGMA user_version`` of a store this code writes; any other value is rebuilt. Bump it
+when an owner changes the columns of a table it declares."""
 
 APPLICATION_ID = 0x534B4443
 """``PRAGMA application_id`` ("SKDC"): tells our file from another program's database."""
@@ -39,62 +50,6 @@ PRUNE_AFTER_S = 30 * 24 * 3600
 PRUNE_EVERY_S = 24 * 3600
 """How often :meth:`LocalStore.prune_if_due` prunes (the mtime of ``store.pruned``)."""
 
-SCHEMA = (
-    # One parsed skill, keyed by the real path of its SKILL.md, with the file's stat when
-    # parsed and its frontmatter hash; ``record`` is JSON (fields, resources and the
-    # folder mtimes they were listed at, parse diagnostics, validated diagnostics by
-    # validator). A row whose stat differs is parsed again (skilldeck.core.discovery).
-    """CREATE TABLE IF NOT EXISTS skills (
-        path TEXT PRIMARY KEY,
-        mtime_ns INTEGER NOT NULL,
-        size INTEGER NOT NULL,
-        hash TEXT NOT NULL,
-        record TEXT NOT NULL
-    )""",
-    # A persisted search index, one per workspace ``key`` (its roots and profile):
-    # ``meta`` is JSON (format, analysis fingerprint, field weights, sizes, a CRC-32 per
-    # blob; see skilldeck.core.search.persist).
-    """CREATE TABLE IF NOT EXISTS index_meta (
-        key TEXT PRIMARY KEY,
-        meta TEXT NOT NULL,
-        updated_ns INTEGER NOT NULL
-    )""",
-    # The index's arrays as raw little-endian bytes (read back with numpy.frombuffer and a
-    # dtype from a fixed list, never unpickled) and its word and path lists (NUL-separated
-    # text). No per-skill rows: an update re-reads only the changed skills' bodies and
-    # rebuilds the postings from these arrays.
-    # A catalog's lint findings (JSON) under the workspace key, with a digest of what
-    # they depend on (skilldeck.core.workspace.lint_store).
-    """CREATE TABLE IF NOT EXISTS lint_results (
-        key TEXT PRIMARY KEY,
-        digest TEXT NOT NULL,
-        data TEXT NOT NULL
-    )""",
-    """CREATE TABLE IF NOT EXISTS index_blobs (
-        key TEXT NOT NULL,
-        name TEXT NOT NULL,
-        data BLOB NOT NULL,
-        PRIMARY KEY (key, name)
-    )""",
-    # Instructions fetched from a URL (``instructions: {url: ...}``) with the sha256 of
-    # ``body``: served again when the URL cannot be fetched (skilldeck.core.loader.remote).
-    """CREATE TABLE IF NOT EXISTS instruction_cache (
-        url TEXT PRIMARY KEY,
-        digest TEXT NOT NULL,
-        fetched_ns INTEGER NOT NULL,
-        body TEXT NOT NULL
-    )""",
-    # A skill's embedding under one model: ``key`` names the version of the skill's
-    # embedded text, ``vector`` is raw float32 (skilldeck.core.search.vectors).
-    """CREATE TABLE IF NOT EXISTS skill_vectors (
-        model TEXT NOT NULL,
-        key TEXT NOT NULL,
-        vector BLOB NOT NULL,
-        used_ns INTEGER NOT NULL,
-        PRIMARY KEY (model, key)
-    ) WITHOUT ROWID""",
-)
-
 
 class LocalStore:
     """The store file and a connection per thread.
@@ -103,12 +58,14 @@ class LocalStore:
 
     Attributes:
         path: The database file (``None`` for an in-memory store).
-        notices: One sentence per repair made while opening (shown by the faces).
+        notices: One sentence per repair or problem met (shown by the faces); read it,
+            add to it only with :meth:`notice`.
     """
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.notices: list[str] = []
+        self._ensured: set[tuple[str, ...]] = set()
         self._local = threading.local()
         self._memory_uri = f"file:skilldeck-{id(self)}?mode=memory&cache=shared"
         self._keep: sqlite3.Connection | None = None
@@ -155,6 +112,26 @@ class LocalStore:
             raise
         conn.execute("COMMIT")
 
+    def ensure(self, tables: Sequence[str]) -> None:
+        """Run an owner's ``CREATE TABLE IF NOT EXISTS`` statements in one ``BEGIN
+        IMMEDIATE`` transaction, once per store (again after the file is rebuilt).
+
+        Raises:
+            sqlite3.Error: As a write would (busy, full, damaged); the owner handles it as
+                it handles its own queries' errors.
+        """
+        key = tuple(tables)
+        if key in self._ensured:
+            return
+        with self.write() as conn:
+            for statement in key:
+                conn.execute(statement)
+        self._ensured.add(key)
+
+    def notice(self, text: str) -> None:
+        """Add one sentence to :attr:`notices` (the only way to add one)."""
+        self.notices.append(text)
+
     def close(self) -> None:
         """Close this thread's connection (others close when their thread's object goes)."""
         conn = getattr(self._local, "conn", None)
@@ -175,28 +152,23 @@ class LocalStore:
     # ----------------------------------------------------------------- pruning
 
     def prune(self, now_s: float | None = None) -> tuple[int, int]:
-        """Drop saved indexes not updated for :data:`PRUNE_AFTER_S`, skill vectors not used
-        for as long and the rows of SKILL.md files that no longer exist; returns (indexes,
-        rows) dropped.
+        """Ask each table's owner to drop what is stale: saved indexes not updated for
+        :data:`PRUNE_AFTER_S`, skill vectors not used for as long and the rows of SKILL.md
+        files that no longer exist; returns (indexes, rows) dropped.
 
         The store is a cache: what is dropped is rebuilt when needed. Without pruning,
         every catalog ever searched (a CI checkout in a new temp folder each run) would
-        stay in the file for good.
+        stay in the file for good. The owners are imported here, not at the top: they
+        import this module (and numpy), and only pruning needs them all.
         """
-        cutoff = int(((now_s if now_s is not None else time.time()) - PRUNE_AFTER_S) * 1e9)
-        conn = self.connect()
-        stale = [
-            k for (k,) in conn.execute("SELECT key FROM index_meta WHERE updated_ns < ?", (cutoff,))
-        ]
-        gone = [p for (p,) in conn.execute("SELECT path FROM skills") if not os.path.exists(p)]
-        if stale or gone:
-            with self.write() as tx:
-                tx.executemany("DELETE FROM index_blobs WHERE key = ?", [(k,) for k in stale])
-                tx.executemany("DELETE FROM index_meta WHERE key = ?", [(k,) for k in stale])
-                tx.executemany("DELETE FROM skills WHERE path = ?", [(p,) for p in gone])
-        with self.write() as tx:  # embeddings no search used for as long (see .vectors)
-            tx.execute("DELETE FROM skill_vectors WHERE used_ns < ?", (cutoff,))
-        return len(stale), len(gone)
+        from skilldeck.core.discovery import records
+        from skilldeck.core.search import persist, vectors
+
+        cutoff_ns = int(((now_s if now_s is not None else time.time()) - PRUNE_AFTER_S) * 1e9)
+        indexes = persist.prune(self, cutoff_ns)
+        rows = records.prune(self)
+        vectors.prune(self, cutoff_ns)
+        return indexes, rows
 
     def prune_if_due(self) -> None:
         """:meth:`prune` at most once per :data:`PRUNE_EVERY_S` (never for a memory store;
@@ -218,10 +190,14 @@ class LocalStore:
     # ----------------------------------------------------------------- opening
 
     def _prepare(self) -> None:
-        """Check the file and create the schema, rebuilding a file that fails a check."""
+        """Check the file and stamp it as ours, rebuilding a file that fails a check.
+
+        Tables are the owners' (:meth:`ensure`): a new or rebuilt file has none yet.
+        """
+        self._ensured.clear()
         if self.path is None:
             self._keep = self._new_connection()  # a shared memory db lives while one is open
-            self._create(self._keep)
+            self._stamp(self._keep)
             return
         problem = self._problem()
         if problem is not None:
@@ -229,7 +205,7 @@ class LocalStore:
         conn = self.connect()
         with contextlib.suppress(sqlite3.OperationalError):
             conn.execute("PRAGMA journal_mode = WAL")
-        self._create(conn)
+        self._stamp(conn)
 
     def _problem(self) -> str | None:
         """Why the existing file cannot be used as it is (None: it can, or there is none).
@@ -272,16 +248,13 @@ class LocalStore:
             with contextlib.suppress(OSError):
                 self.path.unlink()
             where = "removed"
-        self.notices.append(
-            f"local store {self.path} was rebuilt: {problem}; the old file was {where}"
-        )
+        self.notice(f"local store {self.path} was rebuilt: {problem}; the old file was {where}")
 
-    def _create(self, conn: sqlite3.Connection) -> None:
+    def _stamp(self, conn: sqlite3.Connection) -> None:
+        """Mark the file as ours and of :data:`SCHEMA_VERSION`, in one transaction."""
         with contextlib.closing(conn.cursor()) as cur:
             cur.execute("BEGIN IMMEDIATE")
             try:
-                for statement in SCHEMA:
-                    cur.execute(statement)
                 cur.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             except BaseException:
@@ -294,7 +267,7 @@ class LocalStore:
         where = self.path
         self.close()
         self.path = None
-        self.notices.append(
+        self.notice(
             f"local store {where} cannot be used ({reason}); working from memory, nothing is kept"
         )
         self._prepare()

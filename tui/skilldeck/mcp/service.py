@@ -128,7 +128,9 @@ class SkillService:
         self.workspace.discover()
         problem = self.workspace.invalid_problem()
         if problem is not None:
-            raise SkilldeckError(ErrorCode.INVALID_PARAM, f"not serving: {problem}")
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM, f"not serving: {problem}", reason="invalid_skills"
+            )
 
     # ------------------------------------------------------------------ catalog state
 
@@ -247,51 +249,20 @@ class SkillService:
     # ------------------------------------------------------------------ lookups
 
     def _skill(self, name: str) -> Skill:
-        """The winning skill named ``name`` for an agent; NOT_FOUND with suggestions.
+        """The skill ``name`` means for an agent (:meth:`Workspace.resolve` with
+        ``for_model``): INVALID_PARAM, NOT_FOUND with the nearest names and where to look
+        instead, or PERMISSION_DENIED with the reason a model may not load it."""
+        from skilldeck.core.workspace.resolve import check_lookup
 
-        INVALID_PARAM for a name no skill can have (control characters, too long), before
-        any lookup, so it never reaches messages, logs or the audit.
-        """
-        from skilldeck.core.sessions import SKILL_NAME_MAX, check_name
-
-        check_name(name, "skill", SKILL_NAME_MAX)
+        check_lookup(name)
         self._require_skills()
-        skill = self.workspace.by_name(name)
-        if skill is None:
-            from skilldeck.core.loader import unknown_skill
-
-            names = [s.name for s in self.visible]
-            raise unknown_skill(name, names, " (search_skills finds skills by task)")
-        if not skill.enabled:
-            raise SkilldeckError(
-                ErrorCode.PERMISSION_DENIED,
-                f"skill {name!r} is disabled by the governance registry",
-                name=name,
-            )
-        if skill.unavailable:
-            raise SkilldeckError(
-                ErrorCode.PERMISSION_DENIED,
-                f"skill {name!r} is {skill.unavailable}: a model may not load it",
-                name=name,
-                missing_tools=list(skill.missing_tools),
-                reason="missing_required_tools",
-            )
-        if not skill.valid:
-            codes = sorted({d.code for d in skill.errors})
-            raise SkilldeckError(
-                ErrorCode.PERMISSION_DENIED,
-                f"skill {name!r} is invalid ({', '.join(codes)}): a model may not load it "
-                "('skilldeck validate' says why)",
-                name=name,
-                diagnostics=codes,
-            )
-        if skill.frontmatter.get("disable-model-invocation") is True:
-            raise SkilldeckError(
-                ErrorCode.PERMISSION_DENIED,
-                f"skill {name!r} sets disable-model-invocation: only a person may load it",
-                name=name,
-            )
-        return skill
+        try:
+            return self.workspace.resolve(name, for_model=True)
+        except SkilldeckError as exc:
+            if exc.code is not ErrorCode.NOT_FOUND:
+                raise
+            advice = " (search_skills finds skills by task)"
+            raise SkilldeckError(exc.code, exc.message + advice, **exc.details) from None
 
     # ------------------------------------------------------------------ tools
 

@@ -127,7 +127,13 @@ class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
                 yield Select(sessions, value=initial, allow_blank=False, id="session")
             with Horizontal(classes="row"):
                 yield Label("Arguments")
-                yield Input(placeholder="$ARGUMENTS for the skill (optional)", id="arguments")
+                yield Input(
+                    placeholder="$ARGUMENTS for the skill (optional)",
+                    id="arguments",
+                    # coming back with Tab must not select the text (the next key would
+                    # replace what was typed)
+                    select_on_focus=False,
+                )
             yield Static("", id="facts")
             yield TextArea("", read_only=True, show_line_numbers=True, id="text")
             yield Static("", id="warnings")

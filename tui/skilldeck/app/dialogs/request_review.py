@@ -14,6 +14,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Label, Static, TextArea
 
+from skilldeck.app.colors import WARNING
 from skilldeck.app.dialogs.guarded import GuardedDialog
 from skilldeck.app.labels import clean, literal
 from skilldeck.app.widgets.preview_pane import language_for
@@ -55,7 +56,7 @@ def review_facts(review: FileReview) -> Table:
 def changes_text(review: FileReview) -> Text:
     """The files that differ from the requested digest, one per line."""
     if review.changes is None:
-        return Text("the requested file list is not known on this machine", style="yellow")
+        return Text("the requested file list is not known on this machine", style=WARNING)
     text = Text()
     for i, (change, path) in enumerate(review.changes):
         text.append(("\n" if i else "") + f"{change:<8}", style="bold red")

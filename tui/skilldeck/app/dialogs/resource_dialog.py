@@ -13,7 +13,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static, TextArea
 
-from skilldeck.app.labels import clean, markup_free
+from skilldeck.app.labels import clean
 from skilldeck.app.widgets.preview_pane import language_for
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
@@ -80,7 +80,7 @@ class ResourceDialog(ModalScreen[None]):
             )
         except SkilldeckError as exc:
             facts.update(Text(f"{exc.code.value}: {clean(exc.message)}", style="bold red"))
-            self.notify(markup_free(exc.message), title="Cannot open file", severity="error")
+            self.notify(exc.message, title="Cannot open file", severity="error")
             return
         facts.update(
             f"{resource.size} bytes · {resource.mime}" + (" · binary" if resource.binary else "")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
+from rich.color import Color, ColorParseError
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -13,7 +15,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from skilldeck.app.widgets.results_list import MARKERS
+from skilldeck.app.labels import SOURCE_BADGE
+from skilldeck.app.widgets.results_list import BADGE_STYLE, MARKERS
+from skilldeck.core.model import Source
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("type", "search (every keystroke re-ranks); ↓ or enter: go to the results"),
@@ -27,10 +31,10 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("enter on a file", "open a resource file (read safely through the core)"),
     ("enter on a toolset", "read the toolset module and hash, then approve / deny"),
     ("F3 (x)", "explain why the highlighted skill ranked where it did"),
-    ("F6 (l)", "force-load the highlighted skill into a session (as operator)"),
-    ("F7 (e)", "enable / disable the skill in the governance registry"),
     ("F4 (v)", "review mode: every finding of every skill, grouped"),
     ("F5 (s)", "sessions: approve / deny tools (scripts: text and hash first), policy mode"),
+    ("F6 (l)", "force-load the highlighted skill into a session (as operator)"),
+    ("F7 (e)", "enable / disable the skill in the governance registry"),
     ("F8", "updates: installed skills, fetch, diff and new findings, approve / reject"),
     ("(r x l e v s)", "the letters act from a detail pane; search box and results type them"),
     ("dialogs that write", "ignore keys for 0.3 s after they open (keys typed before them)"),
@@ -42,8 +46,22 @@ KEYS: tuple[tuple[str, str], ...] = (
 )
 
 
-def help_renderable() -> Group:
-    """Keys and marker legend."""
+def _rich_color(value: str) -> str:
+    """``value`` when Rich can paint it (``#FEA62B``), else dim (``auto 60%``)."""
+    try:
+        Color.parse(value)
+    except ColorParseError:
+        return "dim"
+    return value.lower()
+
+
+def help_renderable(variables: Mapping[str, str] | None = None) -> Group:
+    """Keys and marker legend.
+
+    Args:
+        variables: The theme's colour variables (``warning`` -> ``#ffa62b``), so each
+            marker glyph has the colour it has in the results list.
+    """
     keys = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
     keys.add_column(style="bold cyan", no_wrap=True)
     keys.add_column()
@@ -52,25 +70,16 @@ def help_renderable() -> Group:
     markers = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
     markers.add_column(no_wrap=True)
     markers.add_column()
-    legend = {
-        "errors": "red",
-        "warnings": "yellow",
-        "disabled": "magenta",
-        "shadowed": "bright_black",
-        "required tools missing": "dark_orange",
-    }
-    for glyph, _style, meaning in MARKERS:
-        markers.add_row(Text(glyph, style=legend.get(meaning, "")), meaning)
-    sources = Text.assemble(
-        ("bundled", "bold blue"),
-        " < ",
-        ("user", "bold green"),
-        " < ",
-        ("project", "bold magenta"),
-        " < ",
-        ("explicit", "bold cyan"),
-        ": a higher source wins a name clash; the loser stays listed as shadowed.",
-    )
+    colors = variables or {}
+    for glyph, style, meaning in MARKERS:
+        markers.add_row(Text(glyph, style=_rich_color(colors.get(style[1:], ""))), meaning)
+    sources = Text()
+    for n, source in enumerate((Source.BUNDLED, Source.USER, Source.PROJECT, Source.EXPLICIT)):
+        _bold, dollar, variable = BADGE_STYLE[source].partition("$")
+        color = _rich_color(colors.get(variable, "")) if dollar else ""
+        sources.append(" < " if n else "")
+        sources.append(SOURCE_BADGE[source], style=f"bold {color}".strip())
+    sources.append(": a higher source wins a name clash; the loser stays listed as shadowed.")
     return Group(
         Text("Keys", style="bold underline"),
         keys,
@@ -110,7 +119,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = "Skilldeck help"
-            yield Static(help_renderable())
+            yield Static(help_renderable(self.app.theme_variables))
 
     def action_close(self) -> None:
         """Close help."""

@@ -46,13 +46,27 @@ TYPING_DETAIL_DELAY = 0.3
 """The same while typing in the search box: rendering a preview between keystrokes costs
 more than a keystroke's re-ranking, so it waits for a pause in typing."""
 
+SEARCH_PLACEHOLDERS = (
+    "Search skills  (↓ browse · F1 help)",
+    "Search skills (↓ browse, F1 help)",
+    "Search (↓ browse, F1 help)",
+    "Search (↓ list, F1 help)",
+    "Search skills",
+    "Search",
+)
+"""The search box's placeholder, longest first: the one that fits is shown."""
+
+FOOTER_WITH_HELP = 90
+"""Screens at least this wide list Help in the footer beside F2-F8 and Quit (88 cells
+with "Rendered")."""
+
 NARROW_SCREEN = 100
 """Screens narrower than this get the short tab labels."""
 
 SEMANTIC_PAUSE = 0.4
 """Seconds of typing quiet before results are refined with the (slow) embedding signal."""
 
-SKILL_ACTIONS = {"toggle_raw", "explain", "force_load", "toggle_enabled"}
+SKILL_ACTIONS = {"toggle_raw", "raw", "rendered", "explain", "force_load", "toggle_enabled"}
 
 TABS = (
     ("tab-preview", "Preview", "inverted_exclamation_mark"),
@@ -89,8 +103,13 @@ class MainScreen(SkillActions):
     AUTO_FOCUS = "#search"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("question_mark", "app.help", "Help", id="main.help"),
-        Binding("f1", "app.help", "Help", id="main.help-f1"),
+        # Help is in the footer when it fits beside F2-F8 and Quit; on narrower screens
+        # check_action hides "help" and the same keys reach the unlisted "app.help" (the
+        # search box's placeholder says "F1 help" there).
+        Binding("question_mark", "help", "Help", id="main.help"),
+        Binding("f1", "help", "Help", id="main.help-f1"),
+        Binding("question_mark", "app.help", "Help", show=False, id="main.help-narrow"),
+        Binding("f1", "app.help", "Help", show=False, id="main.help-f1-narrow"),
         Binding(
             "slash",
             "focus_search",
@@ -102,14 +121,24 @@ class MainScreen(SkillActions):
         # Letter keys act when a detail pane has focus (in the search box and the results
         # list letters are typed into the query); the function keys work everywhere (the
         # footer shows whichever applies).
+        # r / F2 say what they switch to: "Raw" while the rendered body shows, "Rendered"
+        # while the raw source shows (check_action hides the other one).
         Binding(
             "r",
-            "toggle_raw",
+            "raw",
             "Raw",
             id="main.toggle-raw",
-            tooltip="Toggle rendered markdown / raw source with line numbers",
+            tooltip="Show the raw source with line numbers",
         ),
-        Binding("f2", "toggle_raw", "Raw", id="main.toggle-raw-f2"),
+        Binding(
+            "r",
+            "rendered",
+            "Rendered",
+            id="main.toggle-rendered",
+            tooltip="Show the rendered markdown",
+        ),
+        Binding("f2", "raw", "Raw", id="main.toggle-raw-f2"),
+        Binding("f2", "rendered", "Rendered", id="main.toggle-rendered-f2"),
         Binding(
             "x",
             "explain",
@@ -118,6 +147,22 @@ class MainScreen(SkillActions):
             tooltip="Why the highlighted skill ranked where it did",
         ),
         Binding("f3", "explain", "Explain", id="main.explain-f3"),
+        Binding(
+            "v",
+            "app.review",
+            "Review",
+            id="main.review",
+            tooltip="All diagnostics across all skills",
+        ),
+        Binding("f4", "app.review", "Review", id="main.review-f4"),
+        Binding(
+            "s",
+            "app.sessions",
+            "Sessions",
+            id="main.sessions",
+            tooltip="Sessions, approvals and policy mode",
+        ),
+        Binding("f5", "app.sessions", "Sessions", id="main.sessions-f5"),
         Binding(
             "l",
             "force_load",
@@ -135,21 +180,12 @@ class MainScreen(SkillActions):
         ),
         Binding("f7", "toggle_enabled", "Enable", id="main.toggle-enabled-f7"),
         Binding(
-            "v",
-            "app.review",
-            "Review",
-            id="main.review",
-            tooltip="All diagnostics across all skills",
+            "f8",
+            "app.updates",
+            "Update",  # a verb like its neighbours; "Updates" would not fit 80 columns
+            id="main.updates-f8",
+            tooltip="Installed skills: fetch, review and approve updates",
         ),
-        Binding("f4", "app.review", "Review", id="main.review-f4"),
-        Binding(
-            "s",
-            "app.sessions",
-            "Sessions",
-            id="main.sessions",
-            tooltip="Sessions, approvals and policy mode",
-        ),
-        Binding("f5", "app.sessions", "Sessions", id="main.sessions-f5"),
         # priority: a key typed right after ↓ lands in the results, not in the query
         Binding("down", "browse", "Browse results", show=False, priority=True, id="main.browse"),
         Binding("escape", "escape", "Clear", show=False, id="main.escape"),
@@ -176,7 +212,7 @@ class MainScreen(SkillActions):
         with Horizontal(id="body"):
             with Vertical(id="left"):
                 yield SearchBox(
-                    placeholder="Search skills  (↓ browse · F1 help)",
+                    placeholders=SEARCH_PLACEHOLDERS,
                     id="search",
                     select_on_focus=False,  # type-ahead from the results appends
                     pass_keys=[alt_char for _tab, _label, alt_char in TABS],
@@ -249,6 +285,7 @@ class MainScreen(SkillActions):
             threshold=self.workspace.settings.confidence_threshold,
             deterministic=self.deck.deterministic,
             stage=self.deck.stage,
+            skills=self.workspace.catalog.skills,
         )
 
     # ----------------------------------------------------------------- search
@@ -416,8 +453,13 @@ class MainScreen(SkillActions):
             tab.label = label
 
     def on_resize(self) -> None:
-        """Shorten the tab labels on narrow terminals."""
+        """Shorten the tab labels and the footer on narrow terminals."""
         self._label_diagnostics_tab()
+        self.refresh_bindings()
+
+    async def action_help(self) -> None:
+        """Show the help screen (the footer's Help entry)."""
+        await self.run_action("app.help")
 
     def _empty_hint(self) -> Text | None:
         """Where skills were looked for and how to add one, once discovery found none."""
@@ -440,20 +482,23 @@ class MainScreen(SkillActions):
         )
 
     def open_skill(self, skill: Skill, line: int | None = None) -> None:
-        """Select ``skill`` (searching for its name) and optionally jump to ``line``."""
+        """Select ``skill`` and optionally jump to ``line``; the search text stays as the
+        user typed it (the skill is pinned on top when the query does not match it)."""
         self._pin = skill
         self._pending_line = line
-        search = self.query_one("#search", Input)
-        if search.value == skill.name:
-            self.run_search(keep=skill)
-        else:
-            search.value = skill.name
+        self.run_search(keep=skill)
         self.query_one(ResultsList).focus()
 
     # ----------------------------------------------------------------- actions
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Grey out skill actions while nothing is highlighted."""
+        if action == "help":
+            return self.size.width >= FOOTER_WITH_HELP
+        if action in ("raw", "rendered"):
+            raw = self.query_one(PreviewPane).raw
+            if raw != (action == "rendered"):
+                return False  # the key says what it switches to
         if action in SKILL_ACTIONS and self.current is None:
             return None
         if action == "browse":
@@ -501,6 +546,16 @@ class MainScreen(SkillActions):
         """Toggle the raw source view."""
         self.query_one("#tabs", TabbedContent).active = "tab-preview"
         self.query_one(PreviewPane).action_toggle_raw()
+
+    def action_raw(self) -> None:
+        """Show the raw source with line numbers."""
+        self.query_one("#tabs", TabbedContent).active = "tab-preview"
+        self.query_one(PreviewPane).raw = True
+
+    def action_rendered(self) -> None:
+        """Show the rendered markdown."""
+        self.query_one("#tabs", TabbedContent).active = "tab-preview"
+        self.query_one(PreviewPane).raw = False
 
     def action_explain(self) -> None:
         """Show why the highlighted skill ranked where it did."""

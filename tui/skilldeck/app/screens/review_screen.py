@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from skilldeck.app.colors import WARNING
 from skilldeck.app.deck import UsesDeck
 from skilldeck.app.labels import clean
 from skilldeck.app.widgets.diagnostics_list import SEVERITY_GLYPH, SEVERITY_STYLE
@@ -24,6 +25,9 @@ from skilldeck.core.workspace import Workspace
 
 if TYPE_CHECKING:
     pass
+
+BADGE_STYLE = {Severity.ERROR: "red", Severity.WARNING: WARNING, Severity.INFO: "blue"}
+"""Colour of each severity's count in the header."""
 
 ROW_LIMIT = 500
 """Finding rows shown at once; narrow with the filters to see the rest."""
@@ -214,29 +218,55 @@ class ReviewScreen(UsesDeck, Screen[None]):
         return row
 
     def _update_counts(self, visible: list[Finding]) -> None:
-        total = {sev: 0 for sev in Severity}
-        for _skill, diag in self._findings:
-            total[diag.severity] += 1
+        """The badges count what the list shows (the filters applied)."""
+        shown = {sev: 0 for sev in Severity}
+        for _skill, diag in visible:
+            shown[diag.severity] += 1
         skills = len({s.path for s, _d in visible})
         text = Text()
-        text.append(f"{len(visible)} findings", style="bold")
-        text.append(f" · {skills} skills  ")
-        text.append(f"✖ {total[Severity.ERROR]}", style="red")
-        text.append("  ")
-        text.append(f"▲ {total[Severity.WARNING]}", style="yellow")
-        text.append("  ")
-        text.append(f"ℹ {total[Severity.INFO]}", style="blue")
+        text.append(f"{len(visible)} finding{'' if len(visible) == 1 else 's'}", style="bold")
+        text.append(f" · {skills} skill{'' if skills == 1 else 's'}  ")
+        for sev in (Severity.ERROR, Severity.WARNING, Severity.INFO):
+            on_ = sev in self.severities
+            text.append(
+                f"{SEVERITY_GLYPH[sev]} {shown[sev]}", style=BADGE_STYLE[sev] if on_ else "dim"
+            )
+            text.append("  ")
+        if len(visible) < len(self._findings):
+            text.append(f"of {len(self._findings)}", style="dim")
         self.query_one("#review-counts", Static).update(text)
-        filters = Text()
+        self.query_one("#review-filters", Static).update(self._filters_line())
+
+    def _filters_line(self) -> Text:
+        """The filter keys, then hints while they fit the width (never cut in a word)."""
+        parts: list[Text] = []
         for sev, key in ((Severity.ERROR, "1"), (Severity.WARNING, "2"), (Severity.INFO, "3")):
             on_ = sev in self.severities
-            filters.append(
-                f"[{key}] {'☑' if on_ else '☐'} {sev.value}  ",
-                style=SEVERITY_STYLE[sev] if on_ else "dim",
+            parts.append(
+                Text(
+                    f"[{key}] {'☑' if on_ else '☐'} {sev.value}",
+                    style=SEVERITY_STYLE[sev] if on_ else "dim",
+                )
             )
-        filters.append(f"[g] grouped by {self.group_by}", style="bold")
-        filters.append("  enter: open at line", style="dim")
-        self.query_one("#review-filters", Static).update(filters)
+        parts.append(Text(f"[g] grouped by {self.group_by}", style="bold"))
+        parts.append(Text("enter: open at line", style="dim"))
+        width = self.query_one("#review-filters", Static).content_region.width or self.size.width
+        line = Text(no_wrap=True)
+        for part in parts:
+            gap = "  " if line else ""
+            if line and line.cell_len + len(gap) + part.cell_len > width:
+                break
+            line.append(gap)
+            line.append_text(part)
+        return line
+
+    def on_resize(self) -> None:
+        """Fit the filter line to the new width."""
+        if self.is_mounted:
+            self.call_after_refresh(self._refit)
+
+    def _refit(self) -> None:
+        self.query_one("#review-filters", Static).update(self._filters_line())
 
     @on(OptionList.OptionSelected, "#findings")
     def _open(self, event: OptionList.OptionSelected) -> None:

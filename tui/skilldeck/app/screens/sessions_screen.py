@@ -16,8 +16,10 @@ from textual.widgets import Button, Footer, Header, Input, Label, OptionList, St
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from skilldeck.app.colors import WARNING, WARNING_STYLE
 from skilldeck.app.deck import UsesDeck
 from skilldeck.app.labels import clean, literal
+from skilldeck.app.widgets.fitted_input import FittedInput
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.execution.review import FileRequest, parse_file_request
 
@@ -30,7 +32,15 @@ MODE_MEANING = {
     "approval": "Tools outside the allow-lists wait in the queue for your approval.",
     "permissive": "Every tool is allowed (and logged) without asking you.",
 }
-MODE_STYLE = {"strict": "bold red", "approval": "bold yellow", "permissive": "bold green"}
+TOOL_PLACEHOLDERS = (
+    "tool, e.g. Bash or github.* (enter: approve or deny)",
+    "tool, e.g. Bash or github.*",
+    "tool name or pattern",
+    "tool",
+)
+"""The tool box's placeholder, longest first: the one that fits is shown."""
+
+MODE_STYLE = {"strict": "bold red", "approval": WARNING_STYLE, "permissive": "bold green"}
 
 
 def _clock(stamp: float | None) -> str:
@@ -48,7 +58,7 @@ def session_row(session: Session, current: str | None) -> Text:
     names = ", ".join(session.active_skills) if session.skills else "no skills"
     text.append(f" · {clean(names)}", style="dim")
     if session.pending:
-        text.append(f" · {len(session.pending)} pending", style="bold yellow")
+        text.append(f" · {len(session.pending)} pending", style=WARNING_STYLE)
     if not session.is_open:
         text.append(" · ended", style="dim")
     return text
@@ -94,10 +104,10 @@ def pending_row(entry: str) -> Text:
     """One pending request: a tool as written, a script or toolset file with its short hash."""
     request = parse_file_request(entry)
     if request is None:
-        return literal(entry, style="bold yellow")
+        return literal(entry, style=WARNING_STYLE)
     text = Text()
-    text.append(f"{request.kind} ", style="yellow")
-    text.append(clean(request.ref), style="bold yellow")
+    text.append(f"{request.kind} ", style=WARNING)
+    text.append(clean(request.ref), style=WARNING_STYLE)
     text.append(f" skill-sha256:{request.digest[:12]}…", style="dim")
     return text
 
@@ -163,10 +173,7 @@ class SessionsScreen(UsesDeck, Screen[None]):
                 yield Label("Pending (enter read · a approve · d deny)", classes="section")
                 yield OptionList(id="pending")
                 with Horizontal(id="tool-row"):
-                    yield Input(
-                        placeholder="tool, e.g. Bash or github.* (enter: approve or deny)",
-                        id="tool",
-                    )
+                    yield FittedInput(placeholders=TOOL_PLACEHOLDERS, id="tool")
                     yield Button("Approve", id="approve", variant="success")
                     yield Button("Deny", id="deny", variant="error")
                 yield Label("Audit log", classes="section")

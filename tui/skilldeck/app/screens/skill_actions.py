@@ -13,7 +13,7 @@ from textual import on, work
 from textual.screen import Screen
 
 from skilldeck.app.deck import UsesDeck
-from skilldeck.app.labels import markup_free, short_path
+from skilldeck.app.labels import short_path
 from skilldeck.app.widgets.toolset_table import ToolsetTable
 from skilldeck.core.errors import SkilldeckError
 
@@ -114,7 +114,7 @@ class SkillActions(UsesDeck, Screen[None]):
 
         request = parse_file_request(event.status.approval)
         if request is None:
-            self.notify(markup_free(event.status.error or "module not readable"), severity="error")
+            self.notify(event.status.error or "module not readable", severity="error")
             return
         session_id = self.deck.session_id
         if session_id is None:
@@ -139,8 +139,8 @@ class SkillActions(UsesDeck, Screen[None]):
             else:
                 store.deny(session_id, entry, actor="operator")
         except SkilldeckError as exc:
-            self.app.call_from_thread(self.notify, markup_free(exc.message), severity="error")
+            self.app.call_from_thread(self.notify, exc.message, severity="error")
             return
         done = "Approved" if verdict == "approve" else "Denied"
-        self.app.call_from_thread(self.notify, markup_free(f"{done} {entry}"), timeout=3)
+        self.app.call_from_thread(self.notify, f"{done} {entry}", timeout=3)
         self.app.call_from_thread(self.deck.after_store_change)

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.cells import cell_len
 from rich.console import Group
+from rich.markup import escape
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -18,23 +20,36 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from skilldeck.app.labels import clean, literal, markup_free, short_path
+from skilldeck.app.colors import WARNING, WARNING_STYLE
+from skilldeck.app.labels import clean, literal, short_path
 from skilldeck.core.errors import SkilldeckError
+from skilldeck.core.install.reasons import FORCIBLE, Reason
 
 if TYPE_CHECKING:
     from skilldeck.core.install import Finding, Lockfile, Status, UpdatePlan
     from skilldeck.core.tools import ToolRegistry
     from skilldeck.core.workspace import Workspace
 
+LIST_WIDTH = 34
+"""Cells of a list row when the list has not been laid out yet."""
+
 STATE_STYLE = {
     "ok": "green",
-    "modified": "bold yellow",
+    "modified": WARNING_STYLE,
     "missing": "bold red",
     "outdated": "cyan",
     "update": "bold cyan",
     "approved": "bold green",
     "rejected": "dim",
 }
+
+
+def advised(reason: Reason) -> str:
+    """A refusal reason with this screen's advice: it never overrides a refusal, so a
+    reason the user may override sends them to the command line."""
+    if reason.code in FORCIBLE:
+        return f"{reason.text} (to apply it anyway: skilldeck update --force)"
+    return reason.text
 
 
 @dataclass(slots=True)
@@ -61,12 +76,29 @@ class Row:
         return self.status.state
 
 
-def row_text(row: Row) -> Text:
-    """One line of the list."""
+def tail(path: str, width: int) -> str:
+    """``path`` cut from the left to ``width`` cells at a folder boundary when it can be
+    (``…/proj/.agents/skills``): the end of a skills path says most about it."""
+    if cell_len(path) <= width:
+        return path
+    cut = path[len(path) - max(1, width - 1) :]
+    slash = cut.find("/")
+    if 0 <= slash < len(cut) - 1:
+        cut = cut[slash:]
+    return "…" + cut
+
+
+def row_text(row: Row, width: int = LIST_WIDTH) -> Text:
+    """Two lines of the list: the skill and its state, then its skills folder (ellipsized
+    on the left, so no name or path is cut in the middle of a word)."""
+    state = f"  {row.label}"
+    name = Text(clean(row.status.entry.name), style="bold")
+    name.truncate(max(4, width - len(state)), overflow="ellipsis")
     text = Text()
-    text.append(clean(row.status.entry.name), style="bold")
-    text.append(f"  {row.label}", style=STATE_STYLE.get(row.label, ""))
-    text.append(f"  {clean(short_path(row.lock.root))}", style="dim")
+    text.append_text(name)
+    text.append(state, style=STATE_STYLE.get(row.label, ""))
+    text.append("\n  ")
+    text.append(tail(clean(short_path(row.lock.root)), max(8, width - 2)), style="dim")
     return text
 
 
@@ -92,7 +124,7 @@ def _finding(f: Finding, sign: str, style: str) -> Text:
     where = f"{f.file}:{f.line}" if f.line else f.file
     text = Text(f"{sign} ", style=style)
     text.append(clean(f.code), style="bold")
-    text.append(f" {f.severity} ", style="red" if f.severity == "error" else "yellow")
+    text.append(f" {f.severity} ", style="red" if f.severity == "error" else WARNING)
     text.append(clean(f"{where}: {f.message}" if where else f.message))
     return text
 
@@ -123,7 +155,7 @@ class UpdatesScreen(Screen[None]):
 
     DEFAULT_CSS = """
     UpdatesScreen #updates-body { height: 1fr; }
-    UpdatesScreen #updates-left { width: 38; }
+    UpdatesScreen #updates-left { width: 38; max-width: 40%; }
     UpdatesScreen #update-list { height: 1fr; }
     UpdatesScreen #diff-scroll { width: 3fr; border: round $primary-darken-2; }
     UpdatesScreen #findings-scroll { width: 2fr; border: round $primary-darken-2; }
@@ -152,9 +184,11 @@ class UpdatesScreen(Screen[None]):
             with Vertical(id="updates-left"):
                 yield Label("Locked skills", classes="section")
                 yield OptionList(id="update-list")
-            with VerticalScroll(id="diff-scroll"):
+            with VerticalScroll(id="diff-scroll") as diff:
+                diff.border_title = "Diff"
                 yield Static("", id="diff")
-            with VerticalScroll(id="findings-scroll"):
+            with VerticalScroll(id="findings-scroll") as findings:
+                findings.border_title = "Findings"
                 yield Static("", id="update-findings")
         yield Footer(compact=True, show_command_palette=False)
 
@@ -204,7 +238,7 @@ class UpdatesScreen(Screen[None]):
                 for status in check(lock):
                     rows.append(Row(lock, status, plans.get(status.entry.name)))
         except SkilldeckError as exc:
-            self.app.call_from_thread(self.notify, markup_free(exc.message), severity="error")
+            self.app.call_from_thread(self.notify, exc.message, severity="error")
         self.app.call_from_thread(self._loaded, rows)
 
     def _registry(self) -> ToolRegistry | None:
@@ -228,12 +262,23 @@ class UpdatesScreen(Screen[None]):
             )
             self._show(None)
             return
-        listing.set_options([Option(row_text(r), id=r.key) for r in rows])
+        width = self._row_width()
+        listing.set_options([Option(row_text(r, width), id=r.key) for r in rows])
         keys = [r.key for r in rows]
         index = keys.index(self._selected) if self._selected in keys else 0
         listing.highlighted = index
         self._selected = keys[index]
         self._show(rows[index])
+
+    def _row_width(self) -> int:
+        """Cells a list row may use (the list's width less its option padding)."""
+        width = self.query_one("#update-list", OptionList).scrollable_content_region.width
+        return width - 2 if width > 10 else LIST_WIDTH
+
+    def on_resize(self) -> None:
+        """Fit the folder paths to the list's new width."""
+        if self._rows:
+            self.call_after_refresh(self._loaded, self._rows)
 
     @property
     def selected(self) -> Row | None:
@@ -251,7 +296,7 @@ class UpdatesScreen(Screen[None]):
 
         reasons = update_blockers(row.plan, force=False) if row.plan else []
         diff.update(diff_renderable(row.plan, row))
-        findings.update(findings_renderable(row.plan, reasons if row.plan else []))
+        findings.update(findings_renderable(row.plan, [advised(r) for r in reasons]))
 
     @on(OptionList.OptionHighlighted, "#update-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -271,7 +316,7 @@ class UpdatesScreen(Screen[None]):
             return
         reasons = update_blockers(row.plan, force=False)
         if reasons:
-            self.notify(markup_free("; ".join(reasons)), severity="error", timeout=6)
+            self.notify(escape("; ".join(advised(r) for r in reasons)), severity="error", timeout=6)
             return
         self._apply(row)
 
@@ -284,7 +329,7 @@ class UpdatesScreen(Screen[None]):
             apply_update(row.lock, row.plan)
         except (SkilldeckError, OSError) as exc:
             message = exc.message if isinstance(exc, SkilldeckError) else str(exc)
-            self.app.call_from_thread(self.notify, markup_free(message), severity="error")
+            self.app.call_from_thread(self.notify, message, severity="error")
             return
         row.verdict = "approved"
         self.app.call_from_thread(self._refresh_row, row, f"Updated {row.status.entry.name}")
@@ -301,8 +346,8 @@ class UpdatesScreen(Screen[None]):
     def _refresh_row(self, row: Row, message: str) -> None:
         listing = self.query_one("#update-list", OptionList)
         index = self._rows.index(row)
-        listing.replace_option_prompt_at_index(index, row_text(row))
-        self.notify(markup_free(message), timeout=3)
+        listing.replace_option_prompt_at_index(index, row_text(row, self._row_width()))
+        self.notify(message, timeout=3)
         self._show(row)
 
     def action_close(self) -> None:

@@ -8,12 +8,13 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from skilldeck.app.colors import WARNING_STYLE
 from skilldeck.app.labels import clean
 from skilldeck.core.model import Diagnostic, Severity
 
 SEVERITY_STYLE = {
     Severity.ERROR: "bold red",
-    Severity.WARNING: "bold yellow",
+    Severity.WARNING: WARNING_STYLE,
     Severity.INFO: "bold blue",
 }
 SEVERITY_GLYPH = {Severity.ERROR: "✖", Severity.WARNING: "▲", Severity.INFO: "ℹ"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
@@ -12,6 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from skilldeck.app.colors import WARNING
 from skilldeck.app.labels import clean, literal
 from skilldeck.app.ranked import explain
 from skilldeck.core.model import Skill
@@ -41,26 +43,20 @@ def explain_renderable(query: str, skill: Skill, response: SearchResponse | None
     if result is None:
         head.append(
             f"\n{clean(skill.name)} is not among the {len(response.results)} best matches.",
-            style="yellow",
+            style=WARNING,
         )
         return head
     head.append(f"\n{clean(skill.name)}", style="bold")
     head.append(f" ranked #{rank} of {response.total} · score {result.score:.3f} · ")
     head.append(
         "confident" if result.confident else "not confident",
-        style="green" if result.confident else "yellow",
+        style="green" if result.confident else WARNING,
     )
     if response.clustered:
         head.append(
-            "\nSeveral results score close to the top: the choice is ambiguous.", style="yellow"
+            "\nSeveral results score close to the top: the choice is ambiguous.", style=WARNING
         )
-    signals = Table(
-        title="signals", title_justify="left", expand=False, box=None, padding=(0, 2, 0, 0)
-    )
-    signals.add_column("signal", style="bold")
-    signals.add_column("score", justify="right")
-    for name, value in sorted(result.signals.items(), key=lambda kv: -kv[1]):
-        signals.add_row(name, f"{value:.3f}")
+    signals = score_table(result.signals, result.score)
     matched = Table(
         title="matched terms", title_justify="left", expand=True, box=None, padding=(0, 2, 0, 0)
     )
@@ -72,6 +68,48 @@ def explain_renderable(query: str, skill: Skill, response: SearchResponse | None
     if not result.matched:
         matched.add_row("-", Text("no term matched directly", style="dim"))
     return Group(head, Text(""), signals, Text(""), matched)
+
+
+def score_table(signals: Mapping[str, float], score: float) -> Table:
+    """How the signals add up to ``score``: each weighted signal's score times its share of
+    the weights, their sum (the weighted mean), then the shown score; the raw per-field
+    BM25 figures underneath."""
+    from skilldeck.core.search import SEMANTIC_WEIGHTS, WEIGHTS  # numpy: not at start-up
+
+    weights = SEMANTIC_WEIGHTS if "semantic" in signals else WEIGHTS
+    used = [name for name in weights if name in signals]
+    total_weight = sum(weights[name] for name in used) or 1.0
+    table = Table(
+        title="how the score adds up",
+        title_justify="left",
+        expand=False,
+        box=None,
+        padding=(0, 2, 0, 0),
+    )
+    table.add_column("signal", style="bold", no_wrap=True)
+    table.add_column("score", justify="right")
+    table.add_column("× weight", justify="right")
+    table.add_column("= points", justify="right")
+    mean = 0.0
+    for name in sorted(used, key=lambda n: -weights[n] * signals[n]):
+        share = weights[name] / total_weight
+        points = share * signals[name]
+        mean += points
+        table.add_row(name, f"{signals[name]:.3f}", f"{share:.3f}", f"{points:.3f}")
+    table.add_section()
+    table.add_row("weighted mean", "", "", Text(f"{mean:.3f}", style="bold"))
+    if signals.get("mention"):
+        table.add_row(Text("named with $", style="green"), "", "", "1.000")
+    elif signals.get("trigger"):
+        table.add_row(Text("trigger fired", style="green"), "", "", Text("raised", style="dim"))
+    table.add_row("calibrated score", "", "", Text(f"{score:.3f}", style="bold"))
+    fields = [(name[5:], value) for name, value in signals.items() if name.startswith("bm25.")]
+    if fields:
+        raw = " · ".join(f"{field} {value:.2f}" for field, value in fields if field != "raw")
+        table.caption = f"bm25 by field (raw): {raw}"
+        table.caption_justify = "left"
+        table.caption_style = "dim"
+    return table
 
 
 class ExplainView(VerticalScroll):

@@ -19,6 +19,7 @@ from textual.reactive import reactive
 from textual.widgets import ContentSwitcher, Markdown, Static, TextArea
 from textual.widgets.text_area import Selection
 
+from skilldeck.app.colors import WARNING
 from skilldeck.app.labels import SOURCE_BADGE, clean, literal, short_path
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
@@ -79,14 +80,22 @@ def frontmatter_table(skill: Skill) -> Table:
     where.append(f"  {clean(short_path(skill.base_dir))}", style="dim")
     table.add_row("source", where)
     status = Text()
-    status.append(
-        "enabled" if skill.enabled else "disabled (registry)",
-        style="green" if skill.enabled else "magenta",
-    )
+    if not skill.valid:
+        # A skill whose frontmatter does not parse is never offered, enabled or not.
+        errors = len(skill.errors)
+        status.append("invalid", style="bold red")
+        status.append(f" ({errors} error{'' if errors == 1 else 's'}, see Diagnostics)", "red")
+        if not skill.enabled:
+            status.append(" · disabled (registry)", style="magenta")
+    else:
+        status.append(
+            "enabled" if skill.enabled else "disabled (registry)",
+            style="green" if skill.enabled else "magenta",
+        )
     if skill.hidden:
-        status.append(" · hidden from models", style="yellow")
+        status.append(" · hidden from models", style=WARNING)
     if skill.shadowed:
-        status.append(" · shadowed", style="yellow")
+        status.append(" · shadowed", style=WARNING)
     table.add_row("status", status)
     if skill.shadowed:
         table.add_row("shadowed", shadow_text(skill))
@@ -110,10 +119,43 @@ def frontmatter_table(skill: Skill) -> Table:
             *(f"/{p}/" for p in skill.triggers.patterns),
         ]
         table.add_row("triggers", literal(", ".join(parts)))
+    if skill.parameters:
+        table.add_row("inputs", parameters_text(skill))
+    if skill.examples:
+        table.add_row("examples", examples_text(skill))
     if skill.resources:
         more = "+" if skill.resources_truncated else ""
         table.add_row("files", f"{len(skill.resources)}{more} resource file(s)")
     return table
+
+
+def parameters_text(skill: Skill) -> Text:
+    """One line per input: name, type, required or default, what to give."""
+    text = Text()
+    for n, param in enumerate(skill.parameters):
+        if n:
+            text.append("\n")
+        text.append(clean(param.name), style="bold")
+        text.append(f" {clean(param.type)}", style="cyan")
+        if param.required:
+            text.append(" required", style=WARNING)
+        elif param.default is not None:
+            text.append(f" = {clean(param.default)}", style="dim")
+        if param.description:
+            text.append(f"  {clean(param.description)}")
+    return text
+
+
+def examples_text(skill: Skill) -> Text:
+    """One line per example: the request in quotes, then what the skill does."""
+    text = Text()
+    for n, example in enumerate(skill.examples):
+        if n:
+            text.append("\n")
+        text.append(f"“{clean(example.request)}”", style="italic")
+        if example.does:
+            text.append(f" → {clean(example.does)}", style="dim")
+    return text
 
 
 def shadow_text(skill: Skill) -> Text:
@@ -171,8 +213,10 @@ class PreviewPane(Vertical):
     """
 
     BINDINGS = [
-        Binding("r", "toggle_raw", "Raw/rendered", id="preview.toggle-raw"),
+        Binding("r", "raw", "Raw", id="preview.toggle-raw"),
+        Binding("r", "rendered", "Rendered", id="preview.toggle-rendered"),
     ]
+    """``r`` is labelled with what it switches to (the other binding is hidden)."""
 
     raw: reactive[bool] = reactive(False)
     """Show the raw source instead of the rendered body."""
@@ -293,6 +337,23 @@ class PreviewPane(Vertical):
 
     def watch_raw(self, raw: bool) -> None:
         self.query_one(ContentSwitcher).current = "raw" if raw else "rendered"
+        self.refresh_bindings()  # the r / F2 labels say what they switch to
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Offer only the view that is not shown."""
+        if action == "raw":
+            return not self.raw
+        if action == "rendered":
+            return self.raw
+        return True
+
+    def action_raw(self) -> None:
+        """Show the raw source with line numbers."""
+        self.raw = True
+
+    def action_rendered(self) -> None:
+        """Show the rendered markdown."""
+        self.raw = False
 
     def action_toggle_raw(self) -> None:
         """Toggle between the rendered body and the raw source."""

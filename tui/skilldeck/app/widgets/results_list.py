@@ -35,10 +35,11 @@ BADGE_STYLE = {
     Source.BUNDLED: "bold $text-primary",
     Source.USER: "bold $text-success",
     Source.PROJECT: "bold $text-secondary",
-    Source.EXPLICIT: "bold $text-accent",
+    Source.EXPLICIT: "bold",
 }
 """Badge colours: the ``$text-*`` shades are made readable on the theme's background (the
-plain ``$accent`` orange was hard to read on the light theme's grey)."""
+plain ``$accent`` orange was hard to read on the light theme's grey). No badge is orange or
+a shade of it: orange means a warning."""
 
 MARKERS = (
     ("✖", "$error", "errors"),

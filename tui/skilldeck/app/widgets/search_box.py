@@ -12,6 +12,8 @@ from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Input
 
+from skilldeck.app.widgets.fitted_input import FittedInput
+
 _IN_ORDER_ACTIONS = frozenset(
     {
         "cursor_left",
@@ -45,7 +47,7 @@ EDITING_KEYS = _editing_keys()
 """Keys the box applies at once rather than through the binding chain."""
 
 
-class SearchBox(Input):
+class SearchBox(FittedInput):
     """The query input of the main screen.
 
     Textual's Input records each keystroke's new text width as a layout change, which
@@ -61,8 +63,9 @@ class SearchBox(Input):
     """
 
     def __init__(self, *args: Any, pass_keys: Iterable[str] = (), **kwargs: Any) -> None:
-        """Args as for Input; ``pass_keys``: printable keys the box leaves to the screen's
-        bindings (the characters terminals send for alt+1..5), instead of typing them."""
+        """Args as for :class:`FittedInput`; ``pass_keys``: printable keys the box leaves to
+        the screen's bindings (the characters terminals send for alt+1..5), instead of
+        typing them."""
         super().__init__(*args, **kwargs)
         self._pass_keys = frozenset(pass_keys)
 

@@ -2,13 +2,74 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from textual.widgets import Static
 
+from skilldeck.app.colors import WARNING
+
 if TYPE_CHECKING:
     from skilldeck.app.ranked import Ranked
+    from skilldeck.core.model import Skill
+
+
+def skill_counts(skills: Iterable[Skill]) -> tuple[int, dict[str, int]]:
+    """How many skills count as skills, and why the others do not.
+
+    The count is the one ``skilldeck list`` prints: skills that win their name, are
+    enabled and are valid. The rest are counted once each, by their first reason
+    (``shadowed``, ``disabled``, ``invalid``), for the ``(+1 invalid)`` note.
+    """
+    usable = 0
+    others: dict[str, int] = {}
+    for skill in skills:
+        reason = (
+            "shadowed"
+            if skill.shadowed
+            else "disabled"
+            if not skill.enabled
+            else "invalid"
+            if not skill.valid
+            else ""
+        )
+        if reason:
+            others[reason] = others.get(reason, 0) + 1
+        else:
+            usable += 1
+    return usable, others
+
+
+def listing(skills: Iterable[Skill], listed: int, spelled: bool = True) -> Text:
+    """``3 skills (+1 invalid)``: the count ``skilldeck list`` prints, then the other rows
+    the list shows, with their reasons (``spelled``) or as ``(+2 not usable)``."""
+    usable, others = skill_counts(skills)
+    if not usable and not others:
+        usable = listed  # no catalog given: count the rows
+    text = Text(f"{usable} skill{'' if usable == 1 else 's'}", style="bold")
+    if others:
+        reasons = ", ".join(f"{n} {why}" for why, n in others.items())
+        note = f" (+{reasons})" if spelled else f" (+{sum(others.values())} not usable)"
+        text.append(note, style="dim")
+    return text
+
+
+class FirstFit:
+    """The first of several one-line texts that fits the width it is drawn at (the last
+    one otherwise): the status line is updated without a reflow, so it cannot know its
+    width when the text is made."""
+
+    def __init__(self, *choices: Text) -> None:
+        self.choices = choices
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for choice in self.choices:
+            if choice.cell_len <= options.max_width:
+                yield choice
+                return
+        yield self.choices[-1]
 
 
 class StatusLine(Static):
@@ -17,10 +78,16 @@ class StatusLine(Static):
 
     def show_progress(self, stage: str, count: int) -> None:
         """Discovery is running: its stage and the skills found so far."""
-        self.update(Text(f"{stage or 'working'}… {count} skills", style="italic"), layout=False)
+        self.update(Text(f"{stage or 'working'}… {count} found", style="italic"), layout=False)
 
     def show_ranked(
-        self, ranked: Ranked, *, threshold: float, deterministic: bool, stage: str
+        self,
+        ranked: Ranked,
+        *,
+        threshold: float,
+        deterministic: bool,
+        stage: str,
+        skills: Iterable[Skill] = (),
     ) -> None:
         """Summarise one ranking.
 
@@ -29,26 +96,34 @@ class StatusLine(Static):
             threshold: Top scores below this say "no confident match".
             deterministic: Leave out the timing (tests and screenshots).
             stage: A background stage still running, or "".
+            skills: Every discovered skill: with no query the line counts them as
+                ``skilldeck list`` does and says how many more are listed.
         """
-        text = Text()
-        noun = "skill" if ranked.total == 1 else "skills"
+        heads = [Text(), Text()]  # the count with the reasons spelled out, and short
         if ranked.query.strip():
-            text.append(f"{ranked.total} match", style="bold")
-            text.append("" if ranked.total == 1 else "es", style="bold")
+            for head in heads:
+                head.append(f"{ranked.total} match", style="bold")
+                head.append("" if ranked.total == 1 else "es", style="bold")
         else:
-            text.append(f"{ranked.total} {noun}", style="bold")
+            for head, spelled in zip(heads, (True, False), strict=True):
+                head.append_text(listing(skills, ranked.total, spelled))
+        tail, timing = Text(), Text()
         if ranked.ranked and ranked.query.strip() and ranked.hits:
             top = max((h.score or 0.0) for h in ranked.hits)
             if top < threshold:
                 # What agents are told too (search --agent, the MCP server).
-                text.append(" · no confident match", style="yellow")
+                tail.append(" · no confident match", style=WARNING)
         if not deterministic:
-            text.append(f" · {ranked.elapsed_ms:.1f} ms", style="dim")
+            timing.append(f" · {ranked.elapsed_ms:.1f} ms", style="dim")
         if not ranked.ranked:
-            text.append(" · filter (index building)", style="yellow")
-
+            tail.append(" · filter (index building)", style=WARNING)
         if ranked.semantic:
-            text.append(" · semantic", style="green")
+            tail.append(" · semantic", style="green")
         if stage:
-            text.append(f" · {stage}…", style="italic yellow")
-        self.update(text, layout=False)  # fixed size: no reflow
+            tail.append(f" · {stage}…", style=f"italic {WARNING}")
+        # Longest first; what goes first when the line is narrow: the timing, the reasons,
+        # then the notes.
+        variants = [
+            Text.assemble(head, tail, *ends) for ends in ((timing,), ()) for head in heads
+        ] + [heads[1]]
+        self.update(FirstFit(*variants), layout=False)  # fixed size: no reflow

@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
+from skilldeck.app.colors import WARNING, WARNING_STYLE
 from skilldeck.app.labels import clean, literal
 from skilldeck.core.errors import SkilldeckError
 
@@ -24,9 +25,9 @@ if TYPE_CHECKING:
 STATE_STYLE = {
     "allowlist": "green",
     "approved": "green",
-    "pending": "bold yellow",
+    "pending": WARNING_STYLE,
     "denied": "bold red",
-    "not approved": "yellow",
+    "not approved": WARNING,
     "exec off": "dim",
     "error": "bold red",
 }

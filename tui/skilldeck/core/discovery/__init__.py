@@ -433,7 +433,7 @@ class _Loader:
     def finish(self, store: LocalStore, catalog: Catalog) -> None:
         """Write the changed rows; say what could not be kept."""
         if self.dropped:
-            store.notices.append(
+            store.notice(
                 f"local store: {self.dropped} skill row(s) did not decode and were rebuilt"
             )
         problem = records.write_rows(store, list(self.changed.values()))

@@ -1,4 +1,5 @@
-"""A parsed skill as a row of the store's ``skills`` table, and back.
+"""A parsed skill as a row of the store's ``skills`` table (declared here: :data:`TABLES`),
+and back.
 
 A row is keyed by the real path of the SKILL.md and holds the file's ``(mtime_ns, size)``
 when parsed, its frontmatter hash and a JSON record: the frontmatter (the fields are
@@ -244,6 +245,21 @@ def _lines(value: Any) -> dict[str, int]:
 
 # --- the skills table ----------------------------------------------------------------------
 
+TABLES = (
+    # One parsed skill, keyed by the real path of its SKILL.md, with the file's stat when
+    # parsed and its frontmatter hash; ``record`` is JSON (fields, resources and the
+    # folder mtimes they were listed at, parse diagnostics, validated diagnostics by
+    # validator). A row whose stat differs is parsed again (skilldeck.core.discovery).
+    """CREATE TABLE IF NOT EXISTS skills (
+        path TEXT PRIMARY KEY,
+        mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        record TEXT NOT NULL
+    )""",
+)
+"""The store table this module owns (see :meth:`LocalStore.ensure`)."""
+
 _SELECT_CHUNK = 500
 _UPSERT = (
     "INSERT OR REPLACE INTO skills (path, mtime_ns, size, hash, record) VALUES (?, ?, ?, ?, ?)"
@@ -259,6 +275,7 @@ def read_rows(store: LocalStore, keys: list[str]) -> dict[str, tuple[Any, ...]]:
     out: dict[str, tuple[Any, ...]] = {}
     keys = [key for key in keys if storable(key)]
     try:
+        store.ensure(TABLES)
         conn = store.connect()
         for start in range(0, len(keys), _SELECT_CHUNK):
             chunk = keys[start : start + _SELECT_CHUNK]
@@ -283,6 +300,7 @@ def write_rows(store: LocalStore, rows: list[tuple[str, int, int, str, str]]) ->
     problem: sqlite3.Error | None = None
     for attempt in range(2):
         try:
+            store.ensure(TABLES)
             with store.write() as conn:
                 conn.executemany(_UPSERT, rows)
             return None
@@ -295,6 +313,17 @@ def write_rows(store: LocalStore, rows: list[tuple[str, int, int, str, str]]) ->
     reason = "the disk is full" if full else str(problem)
     message = f"local store not updated ({reason}); skills were read from their files"
     return Diagnostic("SD206", Severity.WARNING, message, store.path)
+
+
+def prune(store: LocalStore) -> int:
+    """Drop the rows of SKILL.md files that no longer exist; returns how many."""
+    store.ensure(TABLES)
+    conn = store.connect()
+    gone = [p for (p,) in conn.execute("SELECT path FROM skills") if not os.path.exists(p)]
+    if gone:
+        with store.write() as tx:
+            tx.executemany("DELETE FROM skills WHERE path = ?", [(p,) for p in gone])
+    return len(gone)
 
 
 def storable(key: str) -> bool:

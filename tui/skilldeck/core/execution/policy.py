@@ -191,8 +191,7 @@ def allowlist_notices(skill: Skill | None = None) -> list[str]:
     """Why allowlist lines or files are ignored: lines of the home allowlist without a
     digest, and ``ALLOWLIST.txt`` files beside ``skill``."""
     notices = [
-        f"{allowlist_path()}: ignored line {line!r}: a line names a skill and its digest "
-        f"(skilldeck allow {line.split('/', 1)[0]} {line.split('/', 1)[-1]} writes one)"
+        f"{allowlist_path()}: ignored line {line!r}: a line names a skill and its digest"
         for line in _lines(allowlist_path())
         if len(line.split()) != 2 or not line.split()[1].startswith(DIGEST_PREFIX)
     ]
@@ -271,11 +270,7 @@ def authorize(
     if state in ("allowlist", "approved"):
         return state
     if state == "exec off":
-        raise _refused(
-            "exec_disabled",
-            f"{kind} execution is off (set skills_exec = true in config.toml or "
-            "SKILLDECK_SKILLS_EXEC=1)",
-        )
+        raise _refused("exec_disabled", f"{kind} execution is off", kind=kind, ref=request.ref)
     if state == "denied":
         raise _refused("denied", f"{kind} {request.ref} is denied for this session")
     key = key_for(kind, request.ref, request.digest)
@@ -284,10 +279,12 @@ def authorize(
         store.request_approval(session.id, key, actor)
         raise _refused(
             "requires_approval",
-            f"{kind} {request.ref} waits for approval (skilldeck session approve "
-            f"{session.id} --{kind} {request.ref})",
+            f"{kind} {request.ref} waits for the operator's approval in session {session.id}",
             requires_approval=True,
             approval=key,
+            session=session.id,
+            kind=kind,
+            ref=request.ref,
         )
     notices = allowlist_notices(request.skill)
     raise _refused(
@@ -298,6 +295,8 @@ def authorize(
         + "".join(f"; {notice}" for notice in notices),
         digest=request.digest,
         notices=notices,
+        kind=kind,
+        ref=request.ref,
     )
 
 
@@ -320,8 +319,7 @@ def check_runnable(settings: Settings, skill: Skill) -> None:
     if settings.require_sandbox and level != BWRAP:
         raise _refused(
             "sandbox_required",
-            f"require_sandbox is on and this machine's sandbox level is {level} "
-            "(install bubblewrap, or see skilldeck doctor)",
+            f"require_sandbox is on and this machine's sandbox level is {level}",
         )
 
 

@@ -260,7 +260,7 @@ def _judge(
     if review.name != entry.name:
         reasons.append(f"its SKILL.md names it {review.name!r}")
     if review.errors and not force:
-        reasons.append(f"{len(review.errors)} error finding(s) (use --force to install anyway)")
+        reasons.append(f"{len(review.errors)} error finding(s)")
     if reasons:
         plan.drift.append(Drift(entry.name, "refused: " + "; ".join(reasons)))
         return

@@ -27,6 +27,7 @@ from skilldeck.core.install.git import (
     tree_id,
 )
 from skilldeck.core.install.lock import LockEntry, Lockfile, read_lock, tree_hash, write_lock
+from skilldeck.core.install.reasons import Reason
 from skilldeck.core.install.review import (
     FileChange,
     Finding,
@@ -134,26 +135,25 @@ def candidates(
 
 def blockers(
     candidate: Candidate, lock: Lockfile, *, force: bool, source: str = "", replace: bool = False
-) -> list[str]:
+) -> list[Reason]:
     """Why ``candidate`` (from ``source``) must not be installed ([] when it may). A skill
     installed from another source is never replaced silently: only with ``replace``, after
     :func:`source_switch` has shown what changes."""
     review = candidate.review
-    reasons = list(review.refused)
+    reasons = [Reason("refused", text) for text in review.refused]
     locked_from = lock.entries[review.name].source if review.name in lock.entries else None
     if source and locked_from not in (None, source) and not replace:
-        reasons.append(
-            f"it is installed from {locked_from}; adding it from {source} would replace it "
-            "(use --replace to switch sources: the diff and new findings are shown first)"
-        )
+        text = f"it is installed from {locked_from}; adding it from {source} would replace it"
+        reasons.append(Reason("other_source", text))
     if review.errors and not force:
-        reasons.append(f"{len(review.errors)} error finding(s) (use --force to install anyway)")
+        reasons.append(Reason("error_findings", f"{len(review.errors)} error finding(s)"))
     if candidate.existing == "unlocked" and not force:
-        reasons.append(f"{lock.root / review.name} exists and was not installed by skilldeck")
+        text = f"{lock.root / review.name} exists and was not installed by skilldeck"
+        reasons.append(Reason("unlocked_folder", text))
     locked = lock.entries.get(review.name)
     edited = locked is not None and state_of(lock, locked) == "modified"
     if candidate.existing == "locked" and edited and not force:
-        reasons.append("the installed copy has local edits (use --force to replace them)")
+        reasons.append(Reason("local_edits", "the installed copy has local edits"))
     return reasons
 
 
@@ -455,19 +455,22 @@ def source_switch(
     return plan
 
 
-def update_blockers(plan: UpdatePlan, *, force: bool) -> list[str]:
+def update_blockers(plan: UpdatePlan, *, force: bool) -> list[Reason]:
     """Why ``plan`` must not be applied ([] when it may)."""
     if plan.problem:
-        return [plan.problem]
+        return [Reason("fetch_problem", plan.problem)]
     if plan.candidate is None:
-        return [f"{plan.entry.subpath} has no SKILL.md in the source any more"]
+        return [
+            Reason("left_source", f"{plan.entry.subpath} has no SKILL.md in the source any more")
+        ]
     if plan.candidate.review.name != plan.entry.name:
-        return [f"the skill was renamed to {plan.candidate.review.name!r} upstream"]
-    reasons = list(plan.candidate.review.refused)
+        text = f"the skill was renamed to {plan.candidate.review.name!r} upstream"
+        return [Reason("renamed", text)]
+    reasons = [Reason("refused", text) for text in plan.candidate.review.refused]
     if plan.candidate.review.errors and not force:
-        reasons.append("the new version has error findings (use --force to apply anyway)")
+        reasons.append(Reason("error_findings", "the new version has error findings"))
     if plan.state == "modified" and not force:
-        reasons.append("the installed copy has local edits (use --force to replace them)")
+        reasons.append(Reason("local_edits", "the installed copy has local edits"))
     return reasons
 
 

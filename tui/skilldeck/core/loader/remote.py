@@ -4,7 +4,8 @@ A file is read under the one confinement rule (:func:`~skilldeck.core.confined.r
 A URL is fetched only here, when the skill is loaded (never at discovery), only from a
 host listed in ``instruction_hosts``, with a size cap and a timeout; redirects must stay on
 allowed hosts. Each fetch is cached in the local store with its sha256; when the URL cannot
-be fetched the cached copy is served with a notice saying so.
+be fetched the cached copy is served with a notice saying so (table ``instruction_cache``,
+declared here: :data:`TABLES`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,18 @@ from skilldeck.core.model import Skill
 if TYPE_CHECKING:
     from skilldeck.core.config import Settings
     from skilldeck.core.store import LocalStore
+
+TABLES = (
+    # Instructions fetched from a URL (``instructions: {url: ...}``) with the sha256 of
+    # ``body``: served again when the URL cannot be fetched.
+    """CREATE TABLE IF NOT EXISTS instruction_cache (
+        url TEXT PRIMARY KEY,
+        digest TEXT NOT NULL,
+        fetched_ns INTEGER NOT NULL,
+        body TEXT NOT NULL
+    )""",
+)
+"""The store table this module owns (see :meth:`LocalStore.ensure`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +193,7 @@ def _cached_or_fail(url: str, store: LocalStore, reason: str) -> Instructions:
 def _remember(store: LocalStore, url: str, digest: str, text: str) -> None:
     """Cache a fetch (a store that cannot be written is skipped: the load goes on)."""
     try:
+        store.ensure(TABLES)
         with store.write() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO instruction_cache (url, digest, fetched_ns, body) "
@@ -193,6 +207,7 @@ def _remember(store: LocalStore, url: str, digest: str, text: str) -> None:
 def _recall(store: LocalStore, url: str) -> tuple[str, int, str] | None:
     """The cached ``(digest, fetched_ns, text)`` of ``url`` whose digest still matches."""
     try:
+        store.ensure(TABLES)
         row = (
             store.connect()
             .execute("SELECT digest, fetched_ns, body FROM instruction_cache WHERE url = ?", (url,))

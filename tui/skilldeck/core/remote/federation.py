@@ -307,13 +307,10 @@ class Federation:
             shown = ", ".join(f"{c} {p}" for c, p in review.changes[:5]) or "files changed"
             message = (
                 f"remote skill {qualified!r} changed since it was approved ({shown}): "
-                f"an operator must review it again (skilldeck remote approve {qualified})"
+                "an operator must review it again"
             )
         else:
-            message = (
-                f"remote skill {qualified!r} has not been approved by an operator "
-                f"(skilldeck remote approve {qualified})"
-            )
+            message = f"remote skill {qualified!r} has not been approved by an operator"
         reason = "changed_since_review" if review.state == "changed" else "review_required"
         raise _refused(
             reason,

@@ -12,13 +12,13 @@
   updates since the last full build) or anything saved does not decode: a full build,
   saved.
 
-What is saved (tables ``index_meta`` and ``index_blobs``, see :mod:`skilldeck.core.store`):
+What is saved (tables ``index_meta`` and ``index_blobs``, declared here: :data:`TABLES`):
 a JSON ``meta`` (format, a fingerprint of the text analysis, field weights, sizes, a CRC-32
 of every blob) and raw little-endian arrays read back with ``numpy.frombuffer`` and a dtype
 from the fixed table :data:`ARRAYS` (never ``np.load``, never pickle), plus word and path
 lists as NUL-separated text. Every length is checked against ``meta``, every blob against
 its CRC, and the arrays against each other (ids in range, postings sorted, counts adding
-up) before use; a failing check is reported in :attr:`LocalStore.notices` and the index is
+up) before use; a failing check is reported with :meth:`LocalStore.notice` and the index is
 rebuilt. Saving is one write transaction and loading reads in one snapshot, so the TUI,
 MCP servers and the CLI can share the store (the last writer wins).
 """
@@ -70,6 +70,28 @@ triggers (see :func:`load_saved`)."""
 REBUILD_SHARE = 0.25
 """Share of changed skills (since the last full build) above which the index is rebuilt."""
 REBUILD_MIN = 8
+
+TABLES = (
+    # A persisted search index, one per workspace ``key`` (its roots and profile):
+    # ``meta`` is JSON (format, analysis fingerprint, field weights, sizes, a CRC-32 per
+    # blob).
+    """CREATE TABLE IF NOT EXISTS index_meta (
+        key TEXT PRIMARY KEY,
+        meta TEXT NOT NULL,
+        updated_ns INTEGER NOT NULL
+    )""",
+    # The index's arrays as raw little-endian bytes (read back with numpy.frombuffer and a
+    # dtype from a fixed list, never unpickled) and its word and path lists (NUL-separated
+    # text). No per-skill rows: an update re-reads only the changed skills' bodies and
+    # rebuilds the postings from these arrays.
+    """CREATE TABLE IF NOT EXISTS index_blobs (
+        key TEXT NOT NULL,
+        name TEXT NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (key, name)
+    )""",
+)
+"""The store tables this module owns (see :meth:`LocalStore.ensure`)."""
 
 
 class Undecodable(ValueError):
@@ -258,6 +280,7 @@ def save(index: SearchIndex, store: LocalStore, key: str, fingerprint: str | Non
     }
     rows = [(key, name, data) for name, data in blobs.items()]
     try:
+        store.ensure(TABLES)
         with store.write() as conn:
             conn.execute("DELETE FROM index_blobs WHERE key = ?", (key,))
             conn.executemany("INSERT INTO index_blobs (key, name, data) VALUES (?, ?, ?)", rows)
@@ -276,6 +299,7 @@ def _refingerprint(store: LocalStore, key: str, saved: Saved, fingerprint: str |
     documents did not change); a no-op when another process saved since."""
     meta = dict(saved.meta, fingerprint=fingerprint)
     try:
+        store.ensure(TABLES)
         with store.write() as conn:
             conn.execute(
                 "UPDATE index_meta SET meta = ? WHERE key = ? AND meta = ?",
@@ -283,6 +307,18 @@ def _refingerprint(store: LocalStore, key: str, saved: Saved, fingerprint: str |
             )
     except sqlite3.Error:
         pass
+
+
+def prune(store: LocalStore, cutoff_ns: int) -> int:
+    """Drop the saved indexes not updated since ``cutoff_ns``; returns how many."""
+    store.ensure(TABLES)
+    query = "SELECT key FROM index_meta WHERE updated_ns < ?"
+    stale = [(k,) for (k,) in store.connect().execute(query, (cutoff_ns,))]
+    if stale:
+        with store.write() as tx:
+            tx.executemany("DELETE FROM index_blobs WHERE key = ?", stale)
+            tx.executemany("DELETE FROM index_meta WHERE key = ?", stale)
+    return len(stale)
 
 
 def _encode(index: SearchIndex) -> dict[str, bytes | memoryview]:
@@ -319,7 +355,7 @@ def _load(store: LocalStore, key: str, settings: Settings) -> Saved | None:
     try:
         found = _read(store, key)
     except sqlite3.Error as exc:
-        store.notices.append(f"search index could not be read ({exc}); rebuilding it")
+        store.notice(f"search index could not be read ({exc}); rebuilding it")
         return None
     if found is None:
         return None
@@ -327,12 +363,13 @@ def _load(store: LocalStore, key: str, settings: Settings) -> Saved | None:
         return _decode(found[0], found[1], settings)
     except (Undecodable, ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
         if not isinstance(exc, Undecodable) or not exc.args[0].startswith("stale:"):
-            store.notices.append(f"saved search index for {key!r} was rebuilt: {exc}")
+            store.notice(f"saved search index for {key!r} was rebuilt: {exc}")
         return None
 
 
 def _read(store: LocalStore, key: str) -> tuple[object, dict[str, object]] | None:
     """``meta`` and blobs of ``key`` from one snapshot (a concurrent save is all or none)."""
+    store.ensure(TABLES)
     conn = store.connect()
     conn.execute("BEGIN")
     try:

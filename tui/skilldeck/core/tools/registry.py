@@ -171,8 +171,7 @@ class ToolRegistry:
                     Diagnostic(
                         "ST106",
                         Severity.INFO,
-                        f"MCP server {spec.name!r} not queried yet "
-                        "(run 'skilldeck tools --refresh')",
+                        f"MCP server {spec.name!r} not queried yet",
                         path=where,
                     )
                 )

@@ -141,10 +141,7 @@ def invalid_problem(skills: Iterable[Skill], settings: Settings) -> str | None:
     if not bad:
         return None
     shown = ", ".join(bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
-    return (
-        f"{len(bad)} invalid skill(s) and fail_on_invalid_skills is on: {shown} "
-        "('skilldeck validate' says why)"
-    )
+    return f"{len(bad)} invalid skill(s) and fail_on_invalid_skills is on: {shown}"
 
 
 def check_skill_tools(

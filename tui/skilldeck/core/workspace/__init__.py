@@ -426,6 +426,36 @@ class Workspace:
         """The winning skill named ``name`` (enabled or not), or None."""
         return self._by_name.get(name)
 
+    def resolve(self, name: str, *, for_model: bool = False) -> Skill:
+        """The skill ``name`` means: the winning skill of that name, or (for a person, not
+        a model) the skill whose SKILL.md or folder the text is a path to. The one name
+        lookup of every face (:mod:`~skilldeck.core.workspace.resolve`).
+
+        Args:
+            name: What the caller typed or sent.
+            for_model: An agent asks: the skill must be one a model may load.
+
+        Raises:
+            SkilldeckError: INVALID_PARAM for a name no skill can have; NOT_FOUND with the
+                nearest names (of the skills the caller may see); PERMISSION_DENIED with a
+                ``reason`` (``disabled``, ``missing_required_tools``, ``invalid``,
+                ``model_invocation_disabled``) when a model may not load it.
+        """
+        from skilldeck.core.loader import unknown_skill
+        from skilldeck.core.workspace.resolve import by_path, check_lookup, model_refusal
+
+        check_lookup(name)
+        skill = self.by_name(name)
+        if skill is None and not for_model:
+            skill = by_path(self.catalog, name)
+        if skill is None:
+            names = [s.name for s in self._visible] if for_model else self.catalog.names()
+            raise unknown_skill(name, names)
+        refusal = model_refusal(skill) if for_model else None
+        if refusal is not None:
+            raise refusal
+        return skill
+
     def all_sorted(self) -> list[Skill]:
         """Every skill (shadowed ones too), sorted by name."""
         sorted_ = self._sorted

@@ -6,8 +6,8 @@ configuration. So the findings of a whole catalog are stored under the workspace
 a digest of all of that; a later start whose digest matches reads them back instead of
 linting again. Any difference means a full lint, as before (the cross-skill rules need it).
 
-The table is ``lint_results`` of :data:`skilldeck.core.store.SCHEMA`; a row that does not
-decode, or a store that cannot be read or written, only costs a lint.
+The table is ``lint_results``, declared here (:data:`TABLES`); a row that does not decode,
+or a store that cannot be read or written, only costs a lint.
 """
 
 from __future__ import annotations
@@ -27,6 +27,17 @@ if TYPE_CHECKING:
 
 FORMAT = 1
 """Bumped when the stored shape changes."""
+
+TABLES = (
+    # A catalog's lint findings (JSON) under the workspace key, with a digest of what
+    # they depend on.
+    """CREATE TABLE IF NOT EXISTS lint_results (
+        key TEXT PRIMARY KEY,
+        digest TEXT NOT NULL,
+        data TEXT NOT NULL
+    )""",
+)
+"""The store table this module owns (see :meth:`LocalStore.ensure`)."""
 
 
 def _code_stamp() -> str:
@@ -82,6 +93,7 @@ def _decode(text: str) -> dict[Path, list[Diagnostic]] | None:
 def load(store: LocalStore, key: str, digest: str) -> dict[Path, list[Diagnostic]] | None:
     """The stored findings for ``key`` when their digest is ``digest`` (else None)."""
     try:
+        store.ensure(TABLES)
         conn = store.connect()
         row = conn.execute("SELECT digest, data FROM lint_results WHERE key = ?", (key,)).fetchone()
     except sqlite3.Error:
@@ -93,11 +105,13 @@ def load(store: LocalStore, key: str, digest: str) -> dict[Path, list[Diagnostic
 
 def save(store: LocalStore, key: str, digest: str, findings: dict[Path, list[Diagnostic]]) -> None:
     """Keep ``findings`` for ``key`` (a store that cannot be written is left alone)."""
-    with contextlib.suppress(sqlite3.Error), store.write() as conn:
-        conn.execute(
-            "INSERT OR REPLACE INTO lint_results (key, digest, data) VALUES (?, ?, ?)",
-            (key, digest, _encode(findings)),
-        )
+    with contextlib.suppress(sqlite3.Error):
+        store.ensure(TABLES)
+        with store.write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO lint_results (key, digest, data) VALUES (?, ?, ?)",
+                (key, digest, _encode(findings)),
+            )
 
 
 def lint_catalog_stored(
