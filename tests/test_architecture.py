@@ -1,4 +1,6 @@
-"""The core never imports the UI or MCP; non-TUI CLI commands never import Textual."""
+"""The core never imports the UI or MCP; non-TUI CLI commands never import Textual; a face
+goes through one door into each core package (its lazy facade), and a constant is defined
+once."""
 
 from __future__ import annotations
 
@@ -9,10 +11,9 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import skilldeck.core
-
-FORBIDDEN = ("textual", "mcp")
 
 
 def _core_modules() -> list[str]:
@@ -371,3 +372,237 @@ def test_notice_check_catches_a_direct_append(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("store.notices.append('x')\nself.notices += ['y']\nnotices += ['ok']\n")
     assert len(_notice_writes(bad)) == 2
+
+
+# -- one door into each core package: lazy facades, no deep imports, constants defined once ---
+
+
+def _core_packages() -> list[Path]:
+    core = Path(skilldeck.core.__file__).parent
+    return sorted(p.parent for p in core.glob("*/__init__.py"))
+
+
+CORE_PACKAGES = {p.name for p in _core_packages()}
+"""``skilldeck.core.<pkg>`` packages: a face imports their names from the package itself."""
+
+
+def _deep_imports(path: Path) -> list[str]:
+    """Where ``path`` imports ``skilldeck.core.<pkg>.<module>`` instead of the package."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.ImportFrom):
+            modules = [node.module or ""]
+        elif isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        else:
+            continue
+        for module in modules:
+            parts = module.split(".")
+            if len(parts) > 3 and parts[:2] == ["skilldeck", "core"] and parts[2] in CORE_PACKAGES:
+                found.append(f"line {node.lineno}: imports {module}")
+    return found
+
+
+def test_faces_import_core_packages_through_their_facades() -> None:
+    """The CLI, TUI and MCP server import ``from skilldeck.core.<pkg> import X``: the
+    modules inside a package can be split, merged or renamed without touching a face."""
+    assert {"sessions", "search", "install", "workspace"} <= CORE_PACKAGES
+    offenders = {
+        str(p.relative_to(p.parents[2])): uses for p in _face_files() if (uses := _deep_imports(p))
+    }
+    assert offenders == {}, f"import from the package, not its modules: {offenders}"
+
+
+def test_deep_import_check_catches_a_module_import(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from skilldeck.core.install.sync import MARKER\n"
+        "import skilldeck.core.sessions.sqlite\n"
+        "from skilldeck.core.install import check\n"  # the facade: fine
+        "from skilldeck.core.limits import AGENT_LIMIT\n"  # a plain module: fine
+        "def f():\n"
+        "    from skilldeck.core.search.evaluate import select_split\n",
+        encoding="utf-8",
+    )
+    assert [u.split(":")[0] for u in _deep_imports(bad)] == ["line 1", "line 2", "line 6"]
+
+
+SHARED_CONSTANTS = {
+    ("MAX_PAGES", "100"): "two protocols' paging caps (a remote's skill listing, an MCP "
+    "server's tools/list) that happen to be equal; changing one must not change the other",
+}
+"""Constants allowed in two modules with the same name and value, and why."""
+
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def _literal_constants(path: Path) -> list[tuple[str, str]]:
+    """The module-level ``UPPER_CASE = <literal>`` assignments of ``path`` (name, value)."""
+    found = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        try:
+            literal = ast.literal_eval(value)
+        except ValueError:
+            continue
+        found += [
+            (t.id, repr(literal))
+            for t in targets
+            if isinstance(t, ast.Name) and _CONSTANT.fullmatch(t.id)
+        ]
+    return found
+
+
+def _duplicated_constants(files: list[Path]) -> dict[tuple[str, str], list[str]]:
+    homes: dict[tuple[str, str], list[str]] = {}
+    for path in files:
+        for constant in _literal_constants(path):
+            homes.setdefault(constant, []).append(path.name)
+    return {k: v for k, v in homes.items() if len(v) > 1}
+
+
+def test_constants_are_defined_once() -> None:
+    """A constant copied into a second module drifts (the session modes were defined four
+    times, the search limits three): define it once and import it."""
+    duplicated = _duplicated_constants(_package_files())
+    assert set(duplicated) - set(SHARED_CONSTANTS) == set(), duplicated
+    assert set(SHARED_CONSTANTS) <= set(duplicated), "an allowed pair is gone: drop it"
+
+
+def test_constant_check_catches_a_copy(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text('MODES = ("strict", "approval")\nLIMIT = 3\n_PRIVATE = 1\n')
+    (tmp_path / "b.py").write_text('MODES = ("strict", "approval")\nLIMIT = 4\n_PRIVATE = 1\n')
+    duplicated = _duplicated_constants(sorted(tmp_path.glob("*.py")))
+    assert list(duplicated) == [("MODES", "('strict', 'approval')")]
+
+
+INIT_MAX_LINES = 40
+"""Lines of a package ``__init__.py`` besides its docstring and its lists of names."""
+
+
+class InitParts(NamedTuple):
+    """What a package ``__init__.py`` holds."""
+
+    lines: int
+    """Non-blank lines besides the docstring and the name lists (``__all__``, the lazy
+    table ``_NAMES`` and its docstring, the ``if TYPE_CHECKING:`` imports)."""
+    exported: set[str]
+    """The names in ``__all__``."""
+    lazy: set[str]
+    """The names of the lazy table."""
+    for_types: set[str]
+    """The names imported under ``if TYPE_CHECKING:``."""
+    eager: set[str]
+    """The names imported when the package is (besides :func:`skilldeck.core.lazy.facade`)."""
+    defined: list[str]
+    """The functions and classes it defines."""
+
+
+def _init_parts(path: Path) -> InitParts:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    listed: set[int] = set()
+    parts = InitParts(0, set(), set(), set(), set(), [])
+    for node in tree.body:
+        span = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        target = node.targets[0] if isinstance(node, ast.Assign) else None
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            listed |= span  # the module's docstring, or the lazy table's
+        elif (
+            isinstance(node, ast.Assign)
+            and isinstance(target, ast.Name)
+            and target.id
+            in (
+                "__all__",
+                "_NAMES",
+            )
+        ):
+            listed |= span
+            names = set(ast.literal_eval(node.value))
+            (parts.exported if target.id == "__all__" else parts.lazy).update(names)
+        elif isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            listed |= span
+            imports = [s for s in node.body if isinstance(s, ast.Import | ast.ImportFrom)]
+            parts.for_types.update(a.asname or a.name for s in imports for a in s.names)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("skilldeck."):
+            parts.eager.update(a.asname or a.name for a in node.names if a.name != "facade")
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            parts.defined.append(node.name)
+    text = path.read_text(encoding="utf-8").splitlines()
+    counted = sum(1 for n, line in enumerate(text, 1) if line.strip() and n not in listed)
+    return parts._replace(lines=counted)
+
+
+def _init_problem(path: Path) -> str | None:
+    """What is wrong with the package ``__init__.py`` at ``path``, or None."""
+    parts = _init_parts(path)
+    if parts.lines >= INIT_MAX_LINES or parts.defined:
+        return f"{parts.lines} lines, defines {parts.defined}"
+    if parts.lazy and parts.exported != parts.lazy | parts.eager:
+        return f"__all__ vs the lazy table: {sorted(parts.exported ^ parts.lazy)}"
+    if parts.lazy != parts.for_types:
+        return f"TYPE_CHECKING vs the lazy table: {sorted(parts.lazy ^ parts.for_types)}"
+    return None
+
+
+def test_package_inits_only_hand_names_on() -> None:
+    """Each package ``__init__.py`` hands names on (lazily, for the core packages) and
+    holds no implementation: no functions or classes, a few lines besides the name lists;
+    ``__all__``, the lazy table and the type checkers' imports list the same names."""
+    package = Path(skilldeck.core.__file__).parent.parent
+    inits = sorted(package.rglob("__init__.py"))
+    assert len(inits) > 10
+    problems = {
+        str(p.relative_to(package)): problem for p in inits if (problem := _init_problem(p))
+    }
+    assert problems == {}, problems
+    assert len([p for p in inits if _init_parts(p).lazy]) == len(_core_packages())
+
+
+def test_init_check_catches_implementation_and_drift(tmp_path: Path) -> None:
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text(
+        '"""Doc."""\n\nfrom typing import TYPE_CHECKING\n\n'
+        "if TYPE_CHECKING:\n    from skilldeck.core.x.a import f, g\n\n"
+        '__all__ = ["f", "g"]\n_NAMES = {"f": "a", "g": "a"}\n',
+        encoding="utf-8",
+    )
+    assert _init_problem(lazy) is None
+    drifted = tmp_path / "drifted.py"
+    drifted.write_text(lazy.read_text().replace('"g": "a"', '"h": "a"'), encoding="utf-8")
+    assert "lazy table" in (_init_problem(drifted) or "")
+    fat = tmp_path / "fat.py"
+    fat.write_text('"""Doc."""\n\ndef helper() -> None:\n    pass\n', encoding="utf-8")
+    assert "defines ['helper']" in (_init_problem(fat) or "")
+    long = tmp_path / "long.py"
+    long.write_text("".join(f"X{i} = {i}\n" for i in range(INIT_MAX_LINES)), encoding="utf-8")
+    assert "40 lines" in (_init_problem(long) or "")
+
+
+def test_facades_are_lazy_and_complete() -> None:
+    """Importing a core package imports none of its modules (``sessions`` no SQLite
+    backend, ``search`` no numpy); every name of its ``__all__`` then resolves, to the
+    right thing even once every module of the package is imported."""
+    packages = [f"skilldeck.core.{p.name}" for p in _core_packages()]
+    code = (
+        "import importlib, pkgutil, sys, types\n"
+        f"packages = {packages!r}\n"
+        "for name in packages: importlib.import_module(name)\n"
+        "inner = sorted(m for m in sys.modules if m.count('.') > 2 and m.split('.')[2]\n"
+        "               in {p.split('.')[2] for p in packages})\n"
+        "print('EAGER', ' '.join(m for m in inner if not m.endswith('.evaluate')))\n"
+        "print('NUMPY', 'numpy' in sys.modules)\n"
+        "for name in packages:\n"
+        "    pkg = sys.modules[name]\n"
+        "    for info in pkgutil.iter_modules(pkg.__path__):\n"
+        "        importlib.import_module(f'{name}.{info.name}')\n"
+        "bad = [f'{p}.{n}' for p in packages for n in sys.modules[p].__all__\n"
+        "       if isinstance(getattr(sys.modules[p], n), types.ModuleType)]\n"
+        "print('MODULES', ' '.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["EAGER ", "NUMPY False", "MODULES "], out.stdout

@@ -229,22 +229,3 @@ def test_eval_dev_set_meets_targets(corpus_dir: Path, capsys: pytest.CaptureFixt
     assert data["kinds"]["paraphrase"]["recall@1"] >= 0.40
     assert data["kinds"]["typo"]["recall@1"] >= 0.85
     assert not data["unknown_ids"]
-
-
-def test_default_limits_match_the_search_package() -> None:
-    """The parser's defaults are copies (it must not import numpy to show help)."""
-    from skilldeck.cli import search_cmds
-    from skilldeck.core import search
-
-    assert (search_cmds.HUMAN_LIMIT, search_cmds.AGENT_LIMIT) == (
-        search.HUMAN_LIMIT,
-        search.AGENT_LIMIT,
-    )
-
-
-def test_session_modes_match_the_session_model() -> None:
-    """The parser's mode choices are a copy (building it must not import the store)."""
-    from skilldeck.cli import session_cmds
-    from skilldeck.core.sessions import model
-
-    assert session_cmds.MODES == model.MODES

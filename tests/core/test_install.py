@@ -25,9 +25,9 @@ from skilldeck.core.install import (
 )
 from skilldeck.core.install.apply import remove_installed
 from skilldeck.core.install.git import remote_commit
-from skilldeck.core.install.lock import render_lock
+from skilldeck.core.install.lock import MARKER, render_lock
 from skilldeck.core.install.review import MAX_FILE_BYTES, diff_trees, review_skill
-from skilldeck.core.install.sync import MARKER, sync_to
+from skilldeck.core.install.sync import sync_to
 
 BODY = "# PDF\n\nRun `scripts/extract.sh FILE`.\n"
 

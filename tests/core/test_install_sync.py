@@ -11,7 +11,8 @@ from test_install import add_all, make_repo, skill_files
 
 from skilldeck.core.install import read_lock
 from skilldeck.core.install.apply import remove_installed
-from skilldeck.core.install.sync import MARKER, RECORD, sync_to
+from skilldeck.core.install.lock import MARKER
+from skilldeck.core.install.sync import RECORD, sync_to
 
 
 @pytest.fixture

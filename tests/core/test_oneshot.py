@@ -255,7 +255,7 @@ def test_lazy_skills_loads_on_first_access() -> None:
 def test_fingerprint_covers_the_code_that_makes_skills_from_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skilldeck.core import discovery
+    from skilldeck.core.discovery import pipeline as discovery
     from skilldeck.core.workspace import oneshot
 
     roots, settings = _corpus(tmp_path)

@@ -96,7 +96,7 @@ def test_a_same_named_skill_with_other_bytes_is_not_allowed(
 ) -> None:
     shipped = make(tmp_path / "shipped", {"scripts/run.py": "print('reviewed')\n"})
     allow(shipped, "scripts/run.py")
-    assert execute(exec_on, shipped, "scripts/run.py", [])["stdout"] == "reviewed\n"
+    assert execute(exec_on, shipped, "scripts/run.py", []).run.stdout == "reviewed\n"
     shadow = make(tmp_path / "project", {"scripts/run.py": "print('not reviewed')\n"})
     assert refused(exec_on, shadow, "scripts/run.py") == "not_allowed"
 
@@ -118,7 +118,7 @@ def test_any_change_to_any_file_needs_a_new_review(
     files["scripts/lib.sh"] = "echo lib\n"
     skill = make(tmp_path / "skills", files)
     allow(skill, "scripts/main.py")
-    assert execute(exec_on, skill, "scripts/main.py", [])["stdout"] == "reviewed\n"
+    assert execute(exec_on, skill, "scripts/main.py", []).run.stdout == "reviewed\n"
     rel, text = edit
     target = skill.base_dir / rel
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -135,7 +135,7 @@ def test_a_sourced_library_runs_from_the_pinned_copy(exec_on: Settings, tmp_path
         },
     )
     allow(skill, "scripts/go.sh")
-    assert execute(exec_on, skill, "scripts/go.sh", [])["stdout"] == "lib\n"
+    assert execute(exec_on, skill, "scripts/go.sh", []).run.stdout == "lib\n"
 
 
 @pytest.mark.parametrize(
@@ -160,8 +160,8 @@ def test_an_interpreter_inside_the_skill_is_never_used(exec_on: Settings, tmp_pa
     (skill.base_dir / "sh").chmod(0o755)
     allow(skill, "scripts/go.sh")
     result = execute(exec_on, skill, "scripts/go.sh", [])
-    assert result["stdout"] == "real sh\n"
-    assert result["argv"][0].startswith(("/usr/bin/", "/bin/"))
+    assert result.run.stdout == "real sh\n"
+    assert result.run.argv[0].startswith(("/usr/bin/", "/bin/"))
 
 
 def test_runs_racing_an_editor_never_run_unreviewed_code(exec_on: Settings, tmp_path: Path) -> None:
@@ -183,7 +183,7 @@ def test_runs_racing_an_editor_never_run_unreviewed_code(exec_on: Settings, tmp_
     try:
         for _ in range(30):
             try:
-                outputs.append(execute(exec_on, skill, "scripts/main.py", [])["stdout"])
+                outputs.append(execute(exec_on, skill, "scripts/main.py", []).run.stdout)
             except SkilldeckError as exc:
                 assert exc.details.get("reason") in ("not_allowed", "confinement")
     finally:
@@ -225,7 +225,7 @@ def test_an_escaped_grandchild_is_gone_when_the_run_returns(
     skill = make(tmp_path / "skills", {"run.py": script})
     allow(skill, "run.py")
     result = execute(exec_on, skill, "run.py", [])
-    assert result["stdout"] == "parent done\n" and result["duration_ms"] < 5000
+    assert result.run.stdout == "parent done\n" and result.run.duration_ms < 5000
     assert not _alive("31.4159")
 
 
@@ -236,8 +236,8 @@ def test_a_child_holding_the_pipes_neither_delays_nor_loses_output(
     skill = make(tmp_path / "skills", {"run.py": holder + "print('kept output')\n"})
     allow(skill, "run.py")
     result = execute(exec_on, skill, "run.py", [])
-    assert result["stdout"] == "kept output\n"
-    assert result["duration_ms"] < 3000 and not result["timed_out"]
+    assert result.run.stdout == "kept output\n"
+    assert result.run.duration_ms < 3000 and not result.run.timed_out
 
 
 @needs_bwrap
@@ -250,7 +250,7 @@ def test_processes_are_limited(exec_on: Settings, tmp_path: Path) -> None:
     skill = make(tmp_path / "skills", {"forks.py": forks})
     allow(skill, "forks.py")
     result = execute(exec_on, skill, "forks.py", [])
-    assert int(result["stdout"]) < 100, result
+    assert int(result.run.stdout) < 100, result
 
 
 @needs_bwrap
@@ -270,7 +270,7 @@ def test_the_parents_environment_and_home_are_out_of_reach(
     skill = make(tmp_path / "skills", {"probe.py": probe})
     allow(skill, "probe.py")
     result = execute(exec_on, skill, "probe.py", [str(isolated_home)])
-    lines = result["stdout"].splitlines()
+    lines = result.run.stdout.splitlines()
     assert lines[:2] == ["no secret", "no home"], result
 
 
@@ -285,7 +285,7 @@ def test_total_bytes_written_are_bounded(exec_on: Settings, tmp_path: Path) -> N
     skill = make(tmp_path / "skills", {"w.py": writer})
     allow(skill, "w.py")
     result = execute(exec_on, skill, "w.py", [])
-    assert int(result["stdout"]) <= 64, result
+    assert int(result.run.stdout) <= 64, result
 
 
 @needs_bwrap
@@ -307,7 +307,7 @@ def test_the_skill_copy_is_read_only_and_arguments_are_visible(
     skill = make(tmp_path / "skills", {"r.py": script})
     allow(skill, "r.py")
     result = execute(exec_on, skill, "r.py", [str(sample), str(secret) + "-no"])
-    assert result["stdout"].splitlines() == ["named by the caller", "False", "read-only"]
+    assert result.run.stdout.splitlines() == ["named by the caller", "False", "read-only"]
 
 
 def test_a_disabled_skill_does_not_run(exec_on: Settings, tmp_path: Path) -> None:
@@ -328,8 +328,8 @@ def test_rlimits_only_level_is_said_and_can_be_required(
     skill = make(tmp_path / "skills", {"run.py": "import os\nprint(os.getcwd())\n"})
     allow(skill, "run.py")
     result = execute(exec_on, skill, "run.py", [])
-    assert result["sandbox"] == "rlimits-only" and result["exit_code"] == 0
-    assert result["warnings"] and result["stdout"].strip() != str(skill.base_dir)
+    assert result.run.sandbox == "rlimits-only" and result.run.exit_code == 0
+    assert result.run.warnings and result.run.stdout.strip() != str(skill.base_dir)
     exec_on.require_sandbox = True
     assert refused(exec_on, skill, "run.py") == "sandbox_required"
 

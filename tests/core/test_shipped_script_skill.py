@@ -58,8 +58,8 @@ def test_refused_until_listed(skill: Skill, exec_on: Path, sample: Path) -> None
 def test_runs_from_the_allowlist(skill: Skill, exec_on: Path, sample: Path) -> None:
     allow(exec_on)
     result = execute(load_settings(), skill, SCRIPT, [str(sample)])
-    assert result["allowed_by"] == "allowlist" and result["exit_code"] == 0, result
-    header, row = result["stdout"].splitlines()
+    assert result.allowed_by == "allowlist" and result.run.exit_code == 0, result
+    header, row = result.run.stdout.splitlines()
     assert header.split()[:4] == ["lines", "words", "chars", "~tokens"]
     lines, words, chars, _tokens, path = row.split()
     assert (int(lines), int(words), int(chars)) == (4, 7, 33)
@@ -72,8 +72,8 @@ def test_budget_and_json(skill: Skill, exec_on: Path, sample: Path, tmp_path: Pa
     result = execute(
         load_settings(), skill, SCRIPT, ["--json", "--max-tokens", "100", str(tmp_path)]
     )
-    assert result["exit_code"] == 1, result  # big.txt is over the budget
-    rows = {Path(r["path"]).name: r for r in json.loads(result["stdout"])}
+    assert result.run.exit_code == 1, result  # big.txt is over the budget
+    rows = {Path(r["path"]).name: r for r in json.loads(result.run.stdout)}
     assert rows["big.txt"]["over"] == ["tokens 520 > 100"]
     assert rows["doc.md"]["over"] == [] and rows["doc.md"]["words"] == 7
 
@@ -81,7 +81,7 @@ def test_budget_and_json(skill: Skill, exec_on: Path, sample: Path, tmp_path: Pa
 def test_missing_path_exits_2(skill: Skill, exec_on: Path, tmp_path: Path) -> None:
     allow(exec_on)
     result = execute(load_settings(), skill, SCRIPT, [str(tmp_path / "absent.txt")])
-    assert result["exit_code"] == 2 and "No such file" in result["stdout"]
+    assert result.run.exit_code == 2 and "No such file" in result.run.stdout
 
 
 def test_approval_mode_queues_then_runs_once_approved(
@@ -97,5 +97,5 @@ def test_approval_mode_queues_then_runs_once_approved(
     result = execute(
         load_settings(), skill, SCRIPT, [str(sample)], store=store, session_id=session.id
     )
-    assert result["allowed_by"] == "approved" and result["exit_code"] == 0
+    assert result.allowed_by == "approved" and result.run.exit_code == 0
     store.close()

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import skilldeck.core.discovery as discovery
+import skilldeck.core.discovery.pipeline as discovery
 from conftest import REPO, write_skill
 from skilldeck.core.config import Settings
 from skilldeck.core.discovery import Root, discover, records

@@ -142,8 +142,8 @@ def test_list_of_functions_and_unsupported_parameters(
     assert [t.name for t in toolset.tools] == ["later", "shout"]
     assert toolset.problems and toolset.problems[0].startswith("bad: parameter thing")
     out = call_toolset(exec_on, skill, "toolsets/index:TOOLS", "shout", {"text": "hi"})
-    assert out["result"] == "HI"
-    assert call_toolset(exec_on, skill, "toolsets/index:TOOLS", "later", {})["result"] == 4
+    assert out.result == "HI"
+    assert call_toolset(exec_on, skill, "toolsets/index:TOOLS", "later", {}).result == 4
     states = {row.tool: (row.state, row.error) for row in toolset_status(exec_on, skill)}
     assert states["shout"] == ("allowlist", "") and states["bad"][0] == "error"
 
@@ -154,15 +154,15 @@ def test_call_runs_in_a_confined_child(
     skill = make_skill(tmp_path / "skills")
     allow(isolated_home, skill)
     out = call_toolset(exec_on, skill, SPEC, "greet", {"name": "Ada", "times": 2})
-    assert out["result"] == "Hello, Ada! Hello, Ada!" and out["allowed_by"] == "allowlist"
-    assert "printed noise" in out["stderr"]  # prints never reach the answer
-    where = call_toolset(exec_on, skill, SPEC, "where", {})["result"]
+    assert out.result == "Hello, Ada! Hello, Ada!" and out.allowed_by == "allowlist"
+    assert "printed noise" in out.stderr  # prints never reach the answer
+    where = call_toolset(exec_on, skill, SPEC, "where", {}).result
     assert where["pid"] != __import__("os").getpid()
     assert Path(where["cwd"]) == skill.base_dir
     assert where["skilldeck"] is False  # the project is not importable in the child
     assert "SKILLDECK_HOME" not in where["env"]
     total = call_toolset(exec_on, skill, SPEC, "total", {"values": [1, 2.5], "label": "x"})
-    assert total["result"] == {"label": "x", "sum": 3.5}
+    assert total.result == {"label": "x", "sum": 3.5}
     # Nothing of the module ever lands in this process.
     assert "skill_toolset" not in sys.modules
     assert not any(
@@ -290,7 +290,7 @@ def test_approval_is_pinned_to_the_hash(
         out = call_toolset(
             exec_on, skill, SPEC, "greet", {"name": "A"}, store=store, session_id=sid
         )
-        assert out["allowed_by"] == "approved"
+        assert out.allowed_by == "approved"
         # An edited module needs a new approval.
         module = skill.base_dir / "toolsets" / "index.py"
         module.write_text(MODULE.replace("Hello,", "Bye,"), encoding="utf-8")
@@ -302,7 +302,7 @@ def test_approval_is_pinned_to_the_hash(
         again = call_toolset(
             exec_on, skill, SPEC, "greet", {"name": "A"}, store=store, session_id=sid
         )
-        assert again["result"] == "Bye, A!"
+        assert again.result == "Bye, A!"
         # A denial wins over the approval and the allowlist.
         allow(isolated_home, skill)
         store.deny(sid, toolset_approval_for(skill, "toolsets/index.py"), actor="operator")

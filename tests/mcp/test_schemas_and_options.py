@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from skilldeck.cli.serve_cmds import is_loopback, parse_http
+from skilldeck.cli.serve_cmds import parse_http
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.web import is_loopback
 from skilldeck.mcp.schemas import TOOLS, TOOLS_BY_NAME, validate_arguments
 
 

@@ -9,17 +9,15 @@ import secrets
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from skilldeck.core.config import Settings, load_settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Catalog, Severity
 from skilldeck.core.safe_text import for_terminal
+from skilldeck.core.store import LocalStore
 from skilldeck.core.validate import PROFILES
-
-if TYPE_CHECKING:
-    from skilldeck.core.store import LocalStore
-    from skilldeck.core.workspace import Workspace
+from skilldeck.core.workspace import Workspace
 
 _COLORS = {
     "red": "\x1b[31m",
@@ -42,6 +40,8 @@ def _mark(color: str) -> str:
     return f"\U000f0000{_NONCE}{color}\U000f0001"
 
 
+TEXT_JSON = ("text", "json")
+"""The output formats of most commands (``--format``)."""
 SEVERITY_COLOR = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
 
 
@@ -96,7 +96,7 @@ class CliContext:
             settings=load_settings(),
         )
 
-    def output_format(self, allowed: tuple[str, ...], default: str = "text") -> str:
+    def output_format(self, allowed: tuple[str, ...] = TEXT_JSON, default: str = "text") -> str:
         """The format to use, checked against what the command supports."""
         fmt = self.format or default
         if fmt not in allowed:
@@ -126,8 +126,6 @@ class CliContext:
     def store(self) -> LocalStore:
         """The local store, opened once per run; its repair notices go to stderr."""
         if self._store is None:
-            from skilldeck.core.store import LocalStore
-
             self._store = LocalStore.open()
             for notice in self._store.notices:
                 self.warn(notice)
@@ -135,8 +133,6 @@ class CliContext:
 
     def open_workspace(self, roots: list[Path] | None) -> Workspace:
         """A workspace over ``roots`` (None: the default roots) sharing this run's store."""
-        from skilldeck.core.workspace import Workspace
-
         return Workspace(self.settings, roots, profile=self.profile, store=self.store())
 
     def workspace(self) -> Workspace:

@@ -7,12 +7,13 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext
+from skilldeck.core import sessions
+from skilldeck.core.context import build_context, recent_use
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 
 if TYPE_CHECKING:
     from skilldeck.core.context import SkillContext
 
-FORMATS = ("text", "json")
 MAX_SKILLS_LIMIT = 50
 
 
@@ -56,9 +57,7 @@ def register(sub: Any) -> None:
 
 def cmd_context(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck context MESSAGE``: exit 0 with the answer, 2 for bad usage."""
-    from skilldeck.core.context import build_context
-
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     if not 1 <= args.max_skills <= MAX_SKILLS_LIMIT:
         raise SkilldeckError(ErrorCode.INVALID_PARAM, f"--max-skills must be 1-{MAX_SKILLS_LIMIT}")
     if args.budget is not None and args.budget < 0:
@@ -84,10 +83,7 @@ def cmd_context(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def _recent(ctx: CliContext, session_id: str) -> dict[str, float]:
     """When each skill was last used in the session (NOT_FOUND for an unknown one)."""
-    from skilldeck.core.context import recent_use
-    from skilldeck.core.sessions import SessionStore
-
-    with SessionStore(settings=ctx.settings) as store:
+    with sessions.SessionStore(settings=ctx.settings) as store:
         return recent_use(store.get(session_id))
 
 

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import SEVERITY_COLOR, CliContext, table
+from skilldeck.core import lint, loader
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Catalog, Diagnostic, Severity, Skill
+from skilldeck.core.validate import CHECKS, PROFILES, body_encoding
 
 if TYPE_CHECKING:
     from skilldeck.core.workspace import Workspace
@@ -113,12 +115,13 @@ def _markers(skill: Skill) -> str:
 
 def print_list(ctx: CliContext, show_all: bool) -> int:
     """Print the skill listing (also used when the TUI cannot start)."""
-    catalog = ctx.catalog()
+    workspace = ctx.workspace()
+    catalog = workspace.catalog
     if show_all:
         skills = sorted(catalog.skills, key=lambda s: (s.name, s.shadowed, str(s.path)))
     else:
-        skills = [s for s in catalog.active() if s.enabled and s.valid]
-    fmt = ctx.output_format(("text", "json"))
+        skills = workspace.listed()
+    fmt = ctx.output_format()
     from skilldeck.cli.remote_cmds import remote_listing
 
     remote = remote_listing(ctx)  # federation: None when no remotes are configured
@@ -192,7 +195,7 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     record["shadows"] = [
         {"path": str(s.path), "source": s.source.value, "reason": s.shadow_reason} for s in shadows
     ]
-    fmt = ctx.output_format(("text", "json"))
+    fmt = ctx.output_format()
     if fmt == "json":
         ctx.emit_json(record)
         return 0
@@ -245,14 +248,12 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck load NAME [ARGS]``."""
-    from skilldeck.core.loader import load_and_record
-
     skill = ctx.workspace().resolve(args.name)
     arguments = " ".join(a for a in args.arguments if a != "--")
     telemetry = ctx.workspace().telemetry
     cap = ctx.settings.body_token_cap
-    result = load_and_record(skill, arguments, cap, actor="cli", telemetry=telemetry)
-    fmt = ctx.output_format(("text", "json"))
+    result = loader.load_and_record(skill, arguments, cap, actor="cli", telemetry=telemetry)
+    fmt = ctx.output_format()
     if fmt == "json":
         ctx.emit_json(result.to_dict())
         return 0
@@ -264,13 +265,11 @@ def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_read(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck read NAME PATH``."""
-    from skilldeck.core.loader import read_and_record
-
     skill = ctx.workspace().resolve(args.name)
     telemetry = ctx.workspace().telemetry
     cap = ctx.settings.resource_byte_cap
-    resource = read_and_record(skill, args.path, cap, actor="cli", telemetry=telemetry)
-    fmt = ctx.output_format(("text", "json"))
+    resource = loader.read_and_record(skill, args.path, cap, actor="cli", telemetry=telemetry)
+    fmt = ctx.output_format()
     if fmt == "json":
         ctx.emit_json(resource.to_dict())
         return 0
@@ -332,7 +331,7 @@ def _report(
     catalog: Catalog,
     extra: dict[str, Any],
 ) -> None:
-    fmt = ctx.output_format(("text", "json"))
+    fmt = ctx.output_format()
     counts: Counter[str] = Counter()
     for _, diags in results:
         counts.update(d.severity.value for d in diags)
@@ -390,8 +389,6 @@ def cmd_validate(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck validate [PATH...]``: exit 1 when any skill has an error."""
     catalog = _workspace_for_paths(ctx, args.paths).catalog
     _require_skills(catalog, args.paths)
-    from skilldeck.core.validate import body_encoding
-
     # discovery already validated every skill against ctx.profile; only the body is new
     results = [(s, s.diagnostics + body_encoding(s)) for s in catalog.skills]
     _report(ctx, results, catalog, {"profile": ctx.profile})
@@ -408,10 +405,8 @@ def _split_codes(value: str | None) -> list[str] | None:
 
 def cmd_lint(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck lint [PATH...]``: exit 1 on a finding at ``--fail-on`` or worse."""
-    from skilldeck.core.lint import load_lint_config
-
     start = args.paths[0] if args.paths else Path.cwd()
-    config = load_lint_config(start.expanduser().absolute())
+    config = lint.load_lint_config(start.expanduser().absolute())
     for d in config.diagnostics:
         where = f"{d.path}: " if d.path else ""
         ctx.warn(f"{where}{d.code} {d.message}")
@@ -447,11 +442,9 @@ _FAIL_ON = {
 def _check_codes(option: str, codes: list[str] | None) -> list[str] | None:
     """``codes`` when each selects at least one lint rule; INVALID_PARAM (exit 2) naming
     the first that selects none."""
-    from skilldeck.core.lint import RULES
-
     for code in codes or []:
         upper = code.upper()
-        if upper != "ALL" and not any(rule.startswith(upper) for rule in RULES):
+        if upper != "ALL" and not any(rule.startswith(upper) for rule in lint.RULES):
             raise SkilldeckError(
                 ErrorCode.INVALID_PARAM,
                 f"{option} {code}: no lint rule has this code or prefix (see 'skilldeck rules')",
@@ -472,13 +465,11 @@ def _require_skills(catalog: Catalog, paths: list[Path]) -> None:
 
 def cmd_prompt(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck prompt``: the tier-1 listing within a character budget."""
-    from skilldeck.core.loader import render_listing
-
     fmt = ctx.output_format(("xml", "markdown", "json"), default="xml")
     budget = args.budget if args.budget is not None else ctx.settings.prompt_char_budget
     if budget < 0:
         raise SkilldeckError(ErrorCode.INVALID_PARAM, "--budget must be 0 or more")
-    listing = render_listing(
+    listing = loader.render_listing(
         ctx.catalog().active(), budget, "markdown" if fmt == "markdown" else "xml"
     )
     if fmt == "json":
@@ -500,11 +491,9 @@ def cmd_prompt(args: argparse.Namespace, ctx: CliContext) -> int:
 def cmd_rules(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck rules [CODE...]``: every lint rule with an example, or the rules named
     (codes or prefixes; exit 2 naming a code that matches nothing)."""
-    from skilldeck.core.lint import rules_reference
-
     fmt = ctx.output_format(("text", "markdown", "json"))
     if not args.codes:
-        ctx.echo(rules_reference(fmt))
+        ctx.echo(lint.rules_reference(fmt))
         return 0
     entries = _rule_entries(args.codes)
     if fmt == "json":
@@ -517,11 +506,8 @@ def cmd_rules(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def _rule_entries(codes: list[str]) -> list[dict[str, Any]]:
     """The lint rules and validation checks each of ``codes`` selects, in code order."""
-    from skilldeck.core.lint import RULES
-    from skilldeck.core.validate import CHECKS, PROFILES
-
     known: dict[str, dict[str, Any]] = {}
-    for rule in RULES.values():
+    for rule in lint.RULES.values():
         known[rule.code] = {
             "code": rule.code,
             "name": rule.name,

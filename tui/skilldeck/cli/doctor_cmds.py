@@ -12,8 +12,9 @@ import argparse
 from typing import Any
 
 from skilldeck.cli.context import CliContext, table
-
-FORMATS = ("text", "json")
+from skilldeck.core import execution, sessions
+from skilldeck.core.config import config_path, home_dir
+from skilldeck.core.errors import SkilldeckError
 
 
 def register(sub: Any) -> None:
@@ -37,14 +38,10 @@ def register(sub: Any) -> None:
 
 def collect(ctx: CliContext, timeout: float) -> dict[str, Any]:
     """The doctor's findings as a JSON-ready dictionary."""
-    from skilldeck.core.config import config_path, home_dir
-    from skilldeck.core.errors import SkilldeckError
-    from skilldeck.core.sessions import check_retention, describe_backend
-
     settings = ctx.settings
     problems = [d.message for d in settings.diagnostics]
     try:
-        check_retention(settings.audit_retention_days)
+        sessions.check_retention(settings.audit_retention_days)
     except SkilldeckError as exc:
         problems.append(exc.message)
     return {
@@ -52,7 +49,7 @@ def collect(ctx: CliContext, timeout: float) -> dict[str, Any]:
         "config": str(config_path()),
         "config_exists": config_path().is_file(),
         "config_problems": problems,
-        "sessions": describe_backend(settings, retry_seconds=max(0.0, timeout)),
+        "sessions": sessions.describe_backend(settings, retry_seconds=max(0.0, timeout)),
         "sandbox": _sandbox(ctx),
         "remotes": _remotes(ctx),
     }
@@ -75,16 +72,14 @@ def _remotes(ctx: CliContext) -> list[dict[str, Any]]:
 
 def _sandbox(ctx: CliContext) -> dict[str, Any]:
     """The sandbox level skill code gets here, and allowlist lines that allow nothing."""
-    from skilldeck.core.execution import allowlist_notices, sandbox_level
-
-    level = sandbox_level()
+    level = execution.sandbox_level()
     return {
         "level": level.level,
         "network_isolated": level.network_isolated,
         "notes": list(level.notes),
         "require_sandbox": ctx.settings.require_sandbox,
         "ok": level.level == "bwrap" or not ctx.settings.require_sandbox,
-        "allowlist_notices": allowlist_notices(),
+        "allowlist_notices": execution.allowlist_notices(),
     }
 
 
@@ -111,11 +106,11 @@ def _audit_line(audit: dict[str, Any] | None, ctx: CliContext) -> list[str] | No
 
 def cmd_doctor(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck doctor``."""
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     report = collect(ctx, args.timeout)
-    sessions = report["sessions"]
-    audit = sessions.get("audit")
-    reachable = bool(sessions.get("reachable"))
+    backend = report["sessions"]
+    audit = backend.get("audit")
+    reachable = bool(backend.get("reachable"))
     healthy = reachable and (audit is None or bool(audit["ok"])) and report["sandbox"]["ok"]
     if fmt == "json":
         ctx.emit_json({**report, "ok": healthy})
@@ -124,20 +119,20 @@ def cmd_doctor(args: argparse.Namespace, ctx: CliContext) -> int:
     rows = [
         ["home", report["home"]],
         ["config", report["config"] + ("" if report["config_exists"] else " (absent)")],
-        ["sessions backend", str(sessions.get("backend"))],
-        ["sessions location", str(sessions.get("location"))],
+        ["sessions backend", str(backend.get("backend"))],
+        ["sessions location", str(backend.get("location"))],
         ["sessions state", state],
     ]
-    if sessions.get("schema_version") is not None:
-        rows.append(["sessions schema", str(sessions["schema_version"])])
-    if sessions.get("server_version"):
-        rows.append(["server version", str(sessions["server_version"])])
+    if backend.get("schema_version") is not None:
+        rows.append(["sessions schema", str(backend["schema_version"])])
+    if backend.get("server_version"):
+        rows.append(["server version", str(backend["server_version"])])
     audit_row = _audit_line(audit, ctx)
     if audit_row:
         rows.append(audit_row)
     for key in ("note", "error"):
-        if sessions.get(key):
-            rows.append([f"sessions {key}", str(sessions[key])])
+        if backend.get(key):
+            rows.append([f"sessions {key}", str(backend[key])])
     rows += [["config problem", problem] for problem in report["config_problems"]]
     rows += _sandbox_rows(report["sandbox"], ctx)
     for remote in report["remotes"]:

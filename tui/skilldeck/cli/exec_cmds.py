@@ -8,11 +8,14 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, safe, table
+from skilldeck.core import execution, sessions
+from skilldeck.core.config import config_path, effective_settings
 
-FORMATS = ("text", "json")
+if TYPE_CHECKING:
+    from skilldeck.core.execution import RunResult
 
 
 def register(sub: Any) -> None:
@@ -64,9 +67,7 @@ def register(sub: Any) -> None:
 
 def cmd_config(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck config``."""
-    from skilldeck.core.config import config_path, effective_settings
-
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     rows = effective_settings(ctx.settings)
     problems = [d.message for d in ctx.settings.diagnostics]
     if fmt == "json":
@@ -109,17 +110,14 @@ def script_exit_status(exit_code: int, timed_out: bool) -> int:
 def cmd_run(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck run SKILL SCRIPT [ARG...]``: the script's own exit status (see
     :func:`script_exit_status`); 125 when Skilldeck refused or failed to run it."""
-    from skilldeck.core.execution import execute
-    from skilldeck.core.sessions import SessionStore
-
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     skill = ctx.workspace().resolve(args.skill)
     script_args = list(args.args)
     if script_args[:1] == ["--"]:
         script_args = script_args[1:]
     telemetry = ctx.workspace().telemetry
-    with SessionStore(settings=ctx.settings, telemetry=telemetry) as store:
-        result = execute(
+    with sessions.SessionStore(settings=ctx.settings, telemetry=telemetry) as store:
+        result = execution.execute(
             ctx.settings,
             skill,
             args.script,
@@ -129,24 +127,24 @@ def cmd_run(args: argparse.Namespace, ctx: CliContext) -> int:
             actor="operator",
             telemetry=telemetry,
         )
-    code = script_exit_status(result["exit_code"], result["timed_out"])
+    run = result.run
+    code = script_exit_status(run.exit_code, run.timed_out)
     if fmt == "json":
-        ctx.emit_json(result)
+        ctx.emit_json(result.to_dict())
         return code
-    stdout = result["stdout"]
-    ctx.out.write(safe(stdout, multiline=True) if ctx.out.isatty() else stdout)
+    ctx.out.write(safe(run.stdout, multiline=True) if ctx.out.isatty() else run.stdout)
     ctx.out.flush()
-    for line in result["stderr"].rstrip("\n").splitlines():
+    for line in run.stderr.rstrip("\n").splitlines():
         print(f"  | {safe(line)}", file=sys.stderr)  # framed: cannot pass for a note
-    for note in _notes(result) + _relative_hints(result, script_args):
+    for note in _notes(run) + _relative_hints(run, script_args):
         ctx.warn(note)
     return code
 
 
-def _relative_hints(result: dict[str, Any], args: list[str]) -> list[str]:
+def _relative_hints(run: RunResult, args: list[str]) -> list[str]:
     """When a failed run was given a relative path that exists here: scripts run in the
     skill folder, so say how to pass the file."""
-    if result["exit_code"] == 0:
+    if run.exit_code == 0:
         return []
     here = [a for a in args if not a.startswith(("-", "/")) and os.path.exists(a)]
     return [
@@ -156,14 +154,12 @@ def _relative_hints(result: dict[str, Any], args: list[str]) -> list[str]:
 
 def cmd_allow(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck allow SKILL SCRIPT``: 0 when allowed (or already), 2 when refused."""
-    from skilldeck.core.execution import add_to_allowlist, allowlist_line, resolve_script
-
-    fmt = ctx.output_format(FORMATS)
-    request = resolve_script(ctx.workspace().resolve(args.skill), args.script)
-    line = allowlist_line(request.ref, request.digest)
+    fmt = ctx.output_format()
+    request = execution.resolve_script(ctx.workspace().resolve(args.skill), args.script)
+    line = execution.allowlist_line(request.ref, request.digest)
     added = False
     if not args.dry_run:
-        line, added = add_to_allowlist(request)
+        line, added = execution.add_to_allowlist(request)
     files = [{"path": f.rel, "sha256": f.sha256} for f in request.snapshot.files]
     if fmt == "json":
         ctx.emit_json({"line": line, "added": added, "dry_run": args.dry_run, "files": files})
@@ -178,17 +174,15 @@ def cmd_allow(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def allowlist_path_text() -> str:
     """Where the allowlist is, for messages."""
-    from skilldeck.core.execution import allowlist_path
-
-    return str(allowlist_path())
+    return str(execution.allowlist_path())
 
 
-def _notes(result: dict[str, Any]) -> list[str]:
-    notes = [f"sandbox: {result['sandbox']}", *result["warnings"]]
-    if result["truncated"]:
+def _notes(run: RunResult) -> list[str]:
+    notes = [f"sandbox: {run.sandbox}", *run.warnings]
+    if run.truncated:
         notes.append("output was cut at 1 MB")
-    if result["timed_out"]:
-        notes.append(f"timed out after {result['duration_ms']} ms; the script was killed")
-    elif result["exit_code"] != 0:
-        notes.append(f"script exited with {result['exit_code']}")
+    if run.timed_out:
+        notes.append(f"timed out after {run.duration_ms} ms; the script was killed")
+    elif run.exit_code != 0:
+        notes.append(f"script exited with {run.exit_code}")
     return notes

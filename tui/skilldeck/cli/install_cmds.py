@@ -16,13 +16,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, table
+from skilldeck.core import install, tools
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.install.reasons import Reason
+from skilldeck.core.install import Reason
 
 if TYPE_CHECKING:
-    from skilldeck.core.install import Candidate, Finding, Lockfile, SkillReview, UpdatePlan
-    from skilldeck.core.install.sync import SyncResult
-    from skilldeck.core.install.wellknown import IndexEntry
+    from skilldeck.core.install import (
+        Candidate,
+        Finding,
+        IndexEntry,
+        Lockfile,
+        SkillReview,
+        SyncResult,
+        UpdatePlan,
+    )
     from skilldeck.core.tools import ToolRegistry
 
 _STATE_COLOR = {"ok": "green", "modified": "yellow", "missing": "red", "outdated": "cyan"}
@@ -121,9 +128,7 @@ def _common(p: argparse.ArgumentParser, *, yes: bool) -> None:
 
 
 def _lock(ctx: CliContext, to: str | None, *, must_exist: bool) -> Lockfile:
-    from skilldeck.core.install import read_lock, target_root
-
-    lock = read_lock(target_root(to))
+    lock = install.read_lock(install.target_root(to))
     if must_exist and not lock.path.is_file():
         raise SkilldeckError(
             ErrorCode.NOT_FOUND, f"no lockfile at {lock.path} (install with skilldeck add)"
@@ -133,9 +138,7 @@ def _lock(ctx: CliContext, to: str | None, *, must_exist: bool) -> Lockfile:
 
 def _registry(ctx: CliContext) -> ToolRegistry | None:
     try:
-        from skilldeck.core.tools import ToolRegistry
-
-        return ToolRegistry.load(ctx.settings)
+        return tools.ToolRegistry.load(ctx.settings)
     except (SkilldeckError, OSError):
         return None
 
@@ -186,24 +189,20 @@ def _show_diff(ctx: CliContext, text: str) -> None:
 
 def cmd_add(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck add SOURCE``."""
-    from skilldeck.core.install import candidates, fetched
-    from skilldeck.core.install.git import is_url, parse_shorthand
-    from skilldeck.core.install.wellknown import index_url
-
-    fmt = ctx.output_format(("text", "json"))
+    fmt = ctx.output_format()
     lock = _lock(ctx, args.to, must_exist=False)
-    index = index_url(args.source)
+    index = install.index_url(args.source)
     if index is not None:
         return _add_from_index(ctx, args, lock, index, fmt)
-    short = parse_shorthand(args.source)
+    short = install.parse_shorthand(args.source)
     if short is not None:
         ctx.warn(f"{args.source}: GitHub shorthand for {short.url}")
         args.source, args.ref = short.url, args.ref or short.ref
-    elif not is_url(args.source) and not args.source.startswith("-"):
+    elif not install.is_url(args.source) and not args.source.startswith("-"):
         args.source = str(Path(args.source).expanduser().resolve())  # lock an absolute path
     inside = short.subpath if short is not None else ""
-    with fetched(args.source, args.ref) as fetch:
-        found = candidates(fetch, lock, profile=ctx.profile, registry=_registry(ctx))
+    with install.fetched(args.source, args.ref) as fetch:
+        found = install.candidates(fetch, lock, profile=ctx.profile, registry=_registry(ctx))
         found = [c for c in found if not inside or f"{c.subpath}/".startswith(f"{inside}/")]
         chosen = _select(found, args.skill, args.source)
         if fmt == "text":
@@ -246,14 +245,12 @@ def _add_one(
 ) -> dict[str, Any]:
     """Install one candidate; ``listed``: its index entry and the index URL that answered
     (a skill from a well-known index)."""
-    from skilldeck.core.install import blockers, install, source_switch
-
     record: dict[str, Any] = {**c.review.to_dict(), "subpath": c.subpath, "reasons": []}
-    reasons = blockers(c, lock, force=args.force, source=args.source, replace=args.replace)
+    reasons = install.blockers(c, lock, force=args.force, source=args.source, replace=args.replace)
     if listed is not None and c.review.name != listed[0].name:
         text = f"its SKILL.md names it {c.review.name!r}, the index {listed[0].name!r}"
         reasons.append(Reason("name_mismatch", text))
-    switch = source_switch(lock, c, args.source, commit) if not reasons else None
+    switch = install.source_switch(lock, c, args.source, commit) if not reasons else None
     if switch is not None:
         record["replaces"] = switch.to_dict()
         if fmt == "text":
@@ -272,12 +269,12 @@ def _add_one(
         ctx.warn(f"{c.review.name}: not installed (confirm, or pass --yes)")
         return record
     if listed is not None:
-        entry = install(
+        entry = install.install(
             lock, c, args.source, "", "", digest=listed[0].digest, resolved_index=listed[1]
         )
         record.update(digest=entry.digest, version=entry.version, resolvedIndex=listed[1])
     else:
-        entry = install(lock, c, args.source, args.ref, commit)
+        entry = install.install(lock, c, args.source, args.ref, commit)
     record.update(action="installed", sha256=entry.sha256, commit=entry.commit)
     if fmt == "text":
         ctx.echo(ctx.paint(f"installed {entry.name}", "green") + f" -> {lock.root / entry.name}")
@@ -289,13 +286,9 @@ def _add_from_index(
 ) -> int:
     """``skilldeck add https://HOST``: the skills a well-known index lists, each artifact
     verified against its digest, then reviewed and installed as from git."""
-    from skilldeck.core.install import candidates
-    from skilldeck.core.install.ops import fetched_index
-    from skilldeck.core.install.wellknown import read_index
-
     if args.ref:
         raise SkilldeckError(ErrorCode.INVALID_PARAM, "--ref does not apply to a skills index")
-    index = read_index(url)
+    index = install.read_index(url)
     args.source = url
     for warning in index.warnings:
         ctx.warn(f"{url}: {warning}")
@@ -309,11 +302,11 @@ def _add_from_index(
         for line in table(rows):
             ctx.echo("  " + line)
     results: list[dict[str, Any]] = []
-    with fetched_index(chosen) as (fetch, problems):
+    with install.fetched_index(chosen) as (fetch, problems):
         for name, problem in problems.items():
             ctx.warn(f"{name}: not installed: {problem}")
             results.append({"name": name, "action": "refused", "reasons": [problem]})
-        found = candidates(fetch, lock, profile=ctx.profile, registry=_registry(ctx))
+        found = install.candidates(fetch, lock, profile=ctx.profile, registry=_registry(ctx))
         for c in found:
             if fmt == "text":
                 _show_review(ctx, c.review, index.entries[c.subpath].url)
@@ -352,11 +345,9 @@ def _select_listed(listed: dict[str, IndexEntry], names: list[str], url: str) ->
 
 def cmd_check(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck check``: exit 0 when every locked skill is ``ok``."""
-    from skilldeck.core.install import check
-
-    fmt = ctx.output_format(("text", "json"))
+    fmt = ctx.output_format()
     lock = _lock(ctx, args.to, must_exist=True)
-    statuses = check(lock, remote=args.remote, names=args.names or None)
+    statuses = install.check(lock, remote=args.remote, names=args.names or None)
     all_ok = all(s.state == "ok" for s in statuses)
     if fmt == "json":
         ctx.emit_json(
@@ -387,12 +378,10 @@ def cmd_check(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_update(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck update [NAME...]``: show each change, apply what is confirmed."""
-    from skilldeck.core.install import prepared_updates
-
-    fmt = ctx.output_format(("text", "json"))
+    fmt = ctx.output_format()
     lock = _lock(ctx, args.to, must_exist=True)
     results: list[dict[str, Any]] = []
-    with prepared_updates(
+    with install.prepared_updates(
         lock, args.names or None, profile=ctx.profile, registry=_registry(ctx)
     ) as plans:
         for plan in plans:
@@ -435,18 +424,15 @@ def _show_plan(ctx: CliContext, plan: UpdatePlan) -> None:
 def _update_one(
     ctx: CliContext, args: argparse.Namespace, lock: Lockfile, plan: UpdatePlan, fmt: str
 ) -> dict[str, Any]:
-    from skilldeck.core.install import apply_update, update_blockers
 
     record = {**plan.to_dict(), "reasons": []}
     name = plan.entry.name
     if not plan.has_changes and plan.state == "ok":
         record["action"] = "unchanged" if plan.unchanged else "up-to-date"
         if plan.unchanged and plan.entry.indexed:
-            from skilldeck.core.install.ops import refresh_pin
-
-            refresh_pin(lock, plan)  # same files, new artifact: the lock takes its digest
+            install.refresh_pin(lock, plan)  # same files, new artifact: the lock takes its digest
         return record
-    reasons = update_blockers(plan, force=args.force)
+    reasons = install.update_blockers(plan, force=args.force)
     if reasons:
         said = [advised(reason, "apply") for reason in reasons]
         record.update(action="refused", reasons=said, reason_codes=[r.code for r in reasons])
@@ -465,7 +451,7 @@ def _update_one(
         record["action"] = "declined"
         ctx.warn(f"{name}: not updated (confirm on a terminal, or pass --yes)")
         return record
-    entry = apply_update(lock, plan)
+    entry = install.apply_update(lock, plan)
     record.update(action="updated", sha256=entry.sha256)
     if fmt == "text":
         ctx.echo(ctx.paint(f"updated {name}", "green") + f" to {entry.commit[:12] or 'local'}")
@@ -477,21 +463,18 @@ def _update_one(
 
 def cmd_remove(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck remove NAME...``: local edits are kept unless ``--force``."""
-    from skilldeck.core.install import state_of
-    from skilldeck.core.install.apply import remove_installed
-
-    fmt = ctx.output_format(("text", "json"))
+    fmt = ctx.output_format()
     lock = _lock(ctx, args.to, must_exist=True)
     results = []
     for name in args.names:
         entry = lock.entries.get(name)
         if entry is None:
             raise SkilldeckError(ErrorCode.NOT_FOUND, f"{name} is not in {lock.path}")
-        if state_of(lock, entry) == "modified" and not args.force:
+        if install.state_of(lock, entry) == "modified" and not args.force:
             ctx.warn(f"{name}: not removed: it has local edits (use --force to remove anyway)")
             results.append({"name": name, "action": "refused"})
             continue
-        remove_installed(lock, name)
+        install.remove_installed(lock, name)
         results.append({"name": name, "action": "removed"})
         if fmt == "text":
             ctx.echo(f"removed {name}")
@@ -503,9 +486,7 @@ def cmd_remove(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def _hint_sync(ctx: CliContext, lock: Lockfile, name: str) -> None:
     """Say where sync placed ``name``: the next ``skilldeck sync`` prunes it there."""
-    from skilldeck.core.install.sync import read_record
-
-    places = [dest for dest, names in sorted(read_record(lock).items()) if name in names]
+    places = [dest for dest, names in sorted(install.read_record(lock).items()) if name in names]
     if places:
         where = ", ".join(places)
         ctx.echo(ctx.paint(f"  still in {where}: `skilldeck sync` there prunes it", "dim"))
@@ -513,16 +494,14 @@ def _hint_sync(ctx: CliContext, lock: Lockfile, name: str) -> None:
 
 def cmd_sync(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck sync --agent NAME``: copy or link installed skills for agents."""
-    from skilldeck.core.install.sync import agent_dir, sync_to
-
-    fmt = ctx.output_format(("text", "json"))
+    fmt = ctx.output_format()
     if not args.agent and not args.dest:
         raise SkilldeckError(ErrorCode.INVALID_PARAM, "name at least one --agent or --dest")
     lock = _lock(ctx, args.to, must_exist=True)
     project = lock.root.parent.name == ".agents" and lock.root != _user_root()
     base = lock.root.parent.parent if project else Path.home()
-    dests = [agent_dir(a, base) for a in args.agent] + [d.expanduser() for d in args.dest]
-    results = [r for d in dests for r in sync_to(lock, d, mode=args.mode, force=args.force)]
+    dests = [install.agent_dir(a, base) for a in args.agent] + [d.expanduser() for d in args.dest]
+    results = [r for d in dests for r in install.sync_to(lock, d, mode=args.mode, force=args.force)]
     if fmt == "json":
         ctx.emit_json({"mode": args.mode, "results": [r.to_dict() for r in results]})
     else:
@@ -555,20 +534,18 @@ def _user_root() -> Path:
 
 
 def _travel_lock(args: argparse.Namespace) -> Lockfile:
-    from skilldeck.core.install import find_lock
-
     lock_file = args.lock.expanduser().resolve() if args.lock is not None else None
-    return find_lock(args.to, lock_file)
+    return install.find_lock(args.to, lock_file)
 
 
 def cmd_install(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck install [--frozen]``: what the lock names, checked against its digests."""
-    from skilldeck.core.install import apply_frozen, frozen_plan
-
-    fmt = ctx.output_format(("text", "json"))
+    fmt = ctx.output_format()
     lock = _travel_lock(args)
-    with frozen_plan(lock, force=args.force, profile=ctx.profile, registry=_registry(ctx)) as plan:
-        placed = [] if (args.frozen and plan.drift) else apply_frozen(plan)
+    with install.frozen_plan(
+        lock, force=args.force, profile=ctx.profile, registry=_registry(ctx)
+    ) as plan:
+        placed = [] if (args.frozen and plan.drift) else install.apply_frozen(plan)
     record = {
         "lockfile": str(lock.path),
         "root": str(lock.root),
@@ -600,11 +577,9 @@ def cmd_install(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_verify(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck verify``: exit 1 when an installed file differs from the lock."""
-    from skilldeck.core.install import verify
-
-    fmt = ctx.output_format(("text", "json"))
+    fmt = ctx.output_format()
     lock = _travel_lock(args)
-    drifts = verify(lock)
+    drifts = install.verify(lock)
     if fmt == "json":
         ctx.emit_json(
             {
@@ -629,10 +604,10 @@ def cmd_verify(args: argparse.Namespace, ctx: CliContext) -> int:
 def cmd_publish(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck publish DIR --out SITE``: exit 1 (writing nothing) when a skill is
     invalid."""
-    from skilldeck.core.install.publish import publish
-
-    fmt = ctx.output_format(("text", "json"))
-    done = publish(args.folder.expanduser().resolve(), args.out.expanduser().resolve())
+    fmt = ctx.output_format()
+    done = install.publish_index(
+        args.folder.expanduser().resolve(), args.out.expanduser().resolve()
+    )
     if fmt == "json":
         ctx.emit_json(
             {

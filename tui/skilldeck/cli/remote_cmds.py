@@ -15,6 +15,8 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, safe, table
+from skilldeck.core.limits import AGENT_LIMIT, HUMAN_LIMIT
+from skilldeck.core.remote import CombinedSearch, Federation, approve, read_approvals, review_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -22,8 +24,6 @@ if TYPE_CHECKING:
     from skilldeck.core.remote import Listing
     from skilldeck.core.search import SearchResponse
     from skilldeck.core.workspace import Scope, Workspace
-
-FORMATS = ("text", "json")
 
 
 def register(sub: Any) -> None:
@@ -50,8 +50,6 @@ def register(sub: Any) -> None:
 
 def remote_listing(ctx: CliContext) -> Listing | None:
     """The remotes' listing for ``list`` and ``doctor`` (None when none is configured)."""
-    from skilldeck.core.remote import Federation
-
     federation = Federation(ctx.settings)
     return federation.listing() if federation.configured else None
 
@@ -72,12 +70,9 @@ def remote_search(
         ctx.warn(note)
     if not listing.documents:
         return None
-    from skilldeck.core.remote.search import CombinedSearch
 
     if not workspace.generation:
         workspace.discover()
-    from skilldeck.core.limits import AGENT_LIMIT, HUMAN_LIMIT
-
     combined = CombinedSearch(workspace, scope)
     limit = args.limit or (AGENT_LIMIT if args.agent else HUMAN_LIMIT)
 
@@ -96,10 +91,7 @@ def remote_search(
 
 def cmd_list(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck remote list``; exit 1 when a remote is unavailable or misconfigured."""
-    from skilldeck.core.remote import Federation, review_of
-    from skilldeck.core.remote.review import read_approvals
-
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     federation = Federation(ctx.settings)
     listing = federation.listing(refresh=args.refresh)
     approvals = read_approvals()
@@ -156,9 +148,7 @@ def _review_lines(review: Any) -> list[str]:
 def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck remote show LABEL:NAME``: its current entry and its SKILL.md (verified
     against its digest and its frontmatter against the entry's)."""
-    from skilldeck.core.remote import Federation
-
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     remote = Federation(ctx.settings).load(args.name, agent=False)
     entry = remote.entry
     text = remote.data.decode("utf-8", "replace")
@@ -191,9 +181,7 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
 def cmd_approve(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck remote approve LABEL:NAME``: approve its current entry (every file's URI
     and digest); nothing is downloaded (``remote show`` prints it first)."""
-    from skilldeck.core.remote import Federation, approve, review_of
-
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     entry = Federation(ctx.settings).current(args.name)
     before = review_of(entry)
     line, added = approve(entry)

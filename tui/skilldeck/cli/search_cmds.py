@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, table
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.workspace import AGENT_LIMIT, HUMAN_LIMIT, Scope
+from skilldeck.core.limits import AGENT_LIMIT, HUMAN_LIMIT
+from skilldeck.core.workspace import Scope
 
 if TYPE_CHECKING:
     from skilldeck.core.search import EvalReport, SearchIndex, SearchResponse
@@ -212,12 +213,17 @@ def _print_text(
 
 def run_eval(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck eval``."""
-    fmt = ctx.output_format(("text", "json"))
+    fmt = ctx.output_format()
     path = Path(args.queries)
     if not path.is_file():
         raise SkilldeckError(ErrorCode.NOT_FOUND, f"{path}: no such file")
-    from skilldeck.core.search import evaluate, index_ranker, load_queries
-    from skilldeck.core.search.evaluate import resolve_ids, select_split
+    from skilldeck.core.search import (
+        evaluate,
+        index_ranker,
+        load_queries,
+        resolve_ids,
+        select_split,
+    )
 
     queries = select_split(load_queries(path, skill=args.skill), args.split)
     index = _index(ctx, all_skills=True, no_semantic=args.no_semantic)

@@ -6,13 +6,11 @@ The MCP SDK is imported only when the command runs, so other commands stay fast.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 from typing import Any
 
 from skilldeck.cli.context import CliContext
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-
-MODES = ("strict", "approval", "permissive")
+from skilldeck.core.sessions import MODES
 
 
 def register(sub: Any) -> None:
@@ -127,7 +125,7 @@ def run_token(args: argparse.Namespace, ctx: CliContext) -> int:
             f"client {args.name!r} has a token already; revoke it first to make a new one",
         ) from exc
     names = sorted(http_guard.client_tokens())
-    if ctx.output_format(("text", "json")) == "json":
+    if ctx.output_format() == "json":
         ctx.emit_json({"clients": names})
         return 0
     ctx.echo("\n".join(names) if names else "no named clients (only the server's own token)")
@@ -136,6 +134,8 @@ def run_token(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def parse_http(value: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:PORT`` for IPv6) -> (host, port); loopback hosts only."""
+    from skilldeck.core.web import is_loopback  # urllib: only when serving over HTTP
+
     host, sep, port_text = value.rpartition(":")
     if not sep or not host or not port_text.isdigit():
         raise SkilldeckError(
@@ -153,16 +153,6 @@ def parse_http(value: str) -> tuple[str, int]:
             "use 127.0.0.1, ::1 or localhost",
         )
     return host, port
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback IP addresses."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def run_serve(args: argparse.Namespace, ctx: CliContext) -> int:

@@ -11,25 +11,12 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, table
+from skilldeck.core import execution, loader, sessions
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.sessions import MODES, iso
 
 if TYPE_CHECKING:
-    from skilldeck.core.sessions.chain import AuditVerification
-    from skilldeck.core.sessions.model import Session
-
-MODES = ("strict", "approval", "permissive")
-"""Policy modes (:data:`skilldeck.core.sessions.model.MODES`, copied so that building the
-parser for any command does not import the session store)."""
-
-
-def iso(stamp: float | None) -> str | None:
-    """:func:`skilldeck.core.sessions.model.iso`, imported when a command needs it."""
-    from skilldeck.core.sessions.model import iso as to_iso
-
-    return to_iso(stamp)
-
-
-FORMATS = ("text", "json")
+    from skilldeck.core.sessions import AuditVerification, Session
 
 
 def register(sub: Any) -> None:
@@ -159,9 +146,7 @@ def _register_session_changes(ssub: Any) -> None:
 
 
 def _store(ctx: CliContext) -> Any:
-    from skilldeck.core.sessions import SessionStore
-
-    return SessionStore(settings=ctx.settings)
+    return sessions.SessionStore(settings=ctx.settings)
 
 
 def _session_lines(ctx: CliContext, session: Session) -> list[str]:
@@ -192,7 +177,7 @@ def _print_session(ctx: CliContext, session: Session) -> None:
 
 
 def _respond(ctx: CliContext, session: Session) -> int:
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     if fmt == "json":
         ctx.emit_json(session.to_dict())
     else:
@@ -205,7 +190,7 @@ def _respond(ctx: CliContext, session: Session) -> int:
 
 def cmd_new(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session new``."""
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     with _store(ctx) as store:
         session = store.create(mode=args.mode, actor="operator", label=args.label)
     if fmt == "json":
@@ -217,17 +202,17 @@ def cmd_new(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_list(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session list``."""
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     with _store(ctx) as store:
-        sessions = store.list(include_ended=args.all)
+        listed = store.list(include_ended=args.all)
     if fmt == "json":
-        ctx.emit_json({"sessions": [s.to_dict() for s in sessions]})
+        ctx.emit_json({"sessions": [s.to_dict() for s in listed]})
         return 0
-    if not sessions:
+    if not listed:
         ctx.echo("no sessions" + ("" if args.all else " open (--all shows ended ones)"))
         return 0
     rows = [["ID", "MODE", "STATE", "CREATED", "SKILLS", "PENDING", "LABEL"]]
-    for s in sessions:
+    for s in listed:
         rows.append(
             [
                 s.id,
@@ -246,7 +231,7 @@ def cmd_list(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session show ID``: the session and its audit log."""
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     with _store(ctx) as store:
         data = store.show(args.id)
         session = store.get(args.id)
@@ -273,14 +258,12 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
 def _changed_since(ctx: CliContext, entries: list[str]) -> dict[str, list[dict[str, str]]]:
     """For each script or toolset entry whose skill no longer has the pinned digest, the
     files that changed since, file by file (``[]`` when that list is unknown here)."""
-    from skilldeck.core.execution.review import parse_file_request, review_file_request
-
     drift: dict[str, list[dict[str, str]]] = {}
     for entry in entries:
-        request = parse_file_request(entry)
+        request = execution.parse_file_request(entry)
         if request is None:
             continue
-        review = review_file_request(request, ctx.workspace().by_name(request.skill))
+        review = execution.review_file_request(request, ctx.workspace().by_name(request.skill))
         if review.error is None and not review.matches:
             changes = review.changes or ()
             drift[entry] = [{"change": c, "path": p} for c, p in changes]
@@ -289,9 +272,7 @@ def _changed_since(ctx: CliContext, entries: list[str]) -> dict[str, list[dict[s
 
 def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session load ID SKILL [ARGS]``: operator force-load."""
-    from skilldeck.core.loader import load_and_record
-
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     with _store(ctx) as store:
         session = store.get(args.id)
         if not session.is_open:
@@ -300,7 +281,7 @@ def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
             )
         skill = ctx.workspace().resolve(args.skill)
         arguments = " ".join(a for a in args.arguments if a != "--")
-        result = load_and_record(
+        result = loader.load_and_record(
             skill,
             arguments,
             ctx.settings.body_token_cap,
@@ -320,7 +301,7 @@ def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_tool_state(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session approve|deny|revoke ID TOOL``."""
-    ctx.output_format(FORMATS)
+    ctx.output_format()
     tool = _tool_or_script(args, ctx)
     with _store(ctx) as store:
         change = {"approve": store.approve, "deny": store.deny, "revoke": store.revoke}
@@ -339,25 +320,19 @@ def _tool_or_script(args: argparse.Namespace, ctx: CliContext) -> str:
         )
     if args.tool is not None:
         return str(args.tool)
-    from skilldeck.core.execution import (
-        approval_key,
-        remember_manifest,
-        resolve_script,
-        toolset_approval_for,
-    )
 
     name, _, path = str(args.script or toolset).partition("/")
     skill = ctx.workspace().resolve(name)
     if toolset is not None:
-        return toolset_approval_for(skill, path)
-    request = resolve_script(skill, path)
-    remember_manifest(request.snapshot)
-    return approval_key(request.ref, request.digest)
+        return execution.toolset_approval_for(skill, path)
+    request = execution.resolve_script(skill, path)
+    execution.remember_manifest(request.snapshot)
+    return execution.approval_key(request.ref, request.digest)
 
 
 def cmd_mode(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session mode ID MODE``."""
-    ctx.output_format(FORMATS)
+    ctx.output_format()
     with _store(ctx) as store:
         session = store.set_mode(args.id, args.mode, actor="operator")
     return _respond(ctx, session)
@@ -366,7 +341,7 @@ def cmd_mode(args: argparse.Namespace, ctx: CliContext) -> int:
 def cmd_check(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session check ID TOOL``: exit 0 when the tool is allowed, 1 when it is
     not (denied, or waiting for approval), like a finding."""
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     with _store(ctx) as store:
         store.get(args.id)
         decision = store.check(args.id, args.tool, actor=args.actor)
@@ -385,7 +360,7 @@ def cmd_check(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_pending(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session pending ID``."""
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     with _store(ctx) as store:
         pending = store.pending(args.id)
     if fmt == "json":
@@ -400,7 +375,7 @@ def cmd_pending(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_end(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session end ID``."""
-    ctx.output_format(FORMATS)
+    ctx.output_format()
     with _store(ctx) as store:
         session = store.end(args.id, actor="operator")
     return _respond(ctx, session)
@@ -408,7 +383,7 @@ def cmd_end(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_prune(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session prune [--older-than DAYS]``."""
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     if not args.older_than >= 1:
         raise SkilldeckError(
             ErrorCode.INVALID_PARAM,
@@ -429,7 +404,7 @@ def cmd_prune(args: argparse.Namespace, ctx: CliContext) -> int:
 def cmd_verify(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session verify [--head HASH]``: exit 0 when the audit chain holds, 1
     when it does not."""
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     with _store(ctx) as store:
         found = store.verify_audit(args.head)
     if fmt == "json":

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.advice import diagnostic_advice
 from skilldeck.cli.context import CliContext, table
+from skilldeck.core import tools
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.telemetry import Telemetry
 
 if TYPE_CHECKING:
     from skilldeck.core.model import Skill
     from skilldeck.core.tools import ToolRegistry
-
-FORMATS = ("text", "json")
 
 
 def register(sub: Any) -> None:
@@ -48,13 +48,11 @@ def register(sub: Any) -> None:
 
 def cmd_tools(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck tools [SKILL] [--refresh]``; exit 1 when the skill has tool errors."""
-    from skilldeck.core.tools import ToolRegistry
-
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     # A project's .mcp.json is only run on an explicit --refresh (it may come from an
     # untrusted checkout); a configured mcp_config is trusted and queried when not cached.
     trusted = ctx.settings.mcp_config is not None
-    registry = ToolRegistry.load(
+    registry = tools.ToolRegistry.load(
         ctx.settings, query_missing=trusted and not args.refresh, timeout=args.timeout
     )
     if args.refresh:
@@ -90,9 +88,7 @@ def _print_registry(ctx: CliContext, registry: ToolRegistry, fmt: str) -> int:
 
 def _print_skill_tools(ctx: CliContext, skill: Skill, registry: ToolRegistry, fmt: str) -> int:
     """One skill's tool availability; 1 when it has tool errors."""
-    from skilldeck.core.tools import check_skill_tools
-
-    availability, diags = check_skill_tools(skill, registry)
+    availability, diags = tools.check_skill_tools(skill, registry)
     failed = any(d.severity.value == "error" for d in diags)
     if fmt == "json":
         ctx.emit_json(
@@ -158,9 +154,7 @@ def parse_since(text: str | None, now: datetime | None = None) -> datetime | Non
 
 def cmd_telemetry(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck telemetry [--since DATE|7d] [--event E]``."""
-    from skilldeck.core.telemetry import Telemetry
-
-    fmt = ctx.output_format(FORMATS)
+    fmt = ctx.output_format()
     since = parse_since(args.since)
     summary = Telemetry.from_settings(ctx.settings).summarize(since, args.event)
     if fmt == "json":

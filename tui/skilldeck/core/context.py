@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from skilldeck.core.workspace import Workspace
 
 Tier = Literal["none", "breadcrumb", "listing", "full"]
-TIERS: tuple[Tier, ...] = ("none", "breadcrumb", "listing", "full")
 MAX_SKILLS = 3
 """Default number of skills whose instructions the ``full`` tier injects."""
 SEARCH_POOL = 50

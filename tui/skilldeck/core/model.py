@@ -75,18 +75,6 @@ class Diagnostic:
             "column": self.column,
         }
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Diagnostic:
-        """Inverse of :meth:`to_dict`."""
-        return cls(
-            code=str(data["code"]),
-            severity=Severity(data["severity"]),
-            message=str(data["message"]),
-            path=Path(data["path"]) if data.get("path") else None,
-            line=data.get("line"),
-            column=data.get("column"),
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class ToolRef:

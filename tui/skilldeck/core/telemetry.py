@@ -45,15 +45,6 @@ from typing import Any
 
 from skilldeck.core.config import Settings
 
-EVENTS = (
-    "skill_selected",
-    "skill_loaded",
-    "skill_resource_requested",
-    "skill_exec_attempt",
-    "skill_exec_result",
-    "skill_embedding_fallback",
-    "tool_authorization",
-)
 CAPPED_EVENT = "telemetry_capped"
 FILE_PREFIX = "events-"
 FILE_SUFFIX = ".jsonl"

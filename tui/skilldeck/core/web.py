@@ -49,11 +49,13 @@ def fetchable(url: str) -> bool:
         return False
     if parts.scheme == "https":
         return True
-    return parts.scheme == "http" and _loopback(parts.hostname)
+    return parts.scheme == "http" and is_loopback(parts.hostname)
 
 
-def _loopback(host: str) -> bool:
-    if host.lower() == "localhost":
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` (and names under ``.localhost``) and loopback IP addresses."""
+    name = host.lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -106,6 +108,7 @@ def get(
             ErrorCode.INVALID_PARAM,
             f"{url}: only https URLs are fetched (http only from this machine)",
             url=url,
+            reason="not_fetchable",
         )
     opener = urllib.request.build_opener(_Redirects(allowed or (lambda _u: True)))
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
@@ -124,6 +127,9 @@ def get(
         ) from exc
     if len(data) > cap:
         raise SkilldeckError(
-            ErrorCode.INVALID_PARAM, f"{url}: the answer is over {cap} bytes", url=url
+            ErrorCode.INVALID_PARAM,
+            f"{url}: the answer is over {cap} bytes",
+            url=url,
+            reason="too_large",
         )
     return Answer(final, data, kind)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from skilldeck.core import loader
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 
 if TYPE_CHECKING:
@@ -57,8 +58,6 @@ def instructions_text(
         skills_v1: The feature flag; off says skills are turned off instead.
         used: Skill name -> recent loads (all sessions).
     """
-    from skilldeck.core.loader import render_listing
-
     if not skills_v1:
         return f"{INTRO}\n\n{SKILLS_OFF}"
     total = len(visible)
@@ -68,7 +67,7 @@ def instructions_text(
     uses = used or {}
     chosen = sorted(visible, key=lambda s: (-uses.get(s.name, 0), -s.priority, s.name))
     chosen = chosen[:INSTRUCTIONS_SKILLS]
-    listing = render_listing(chosen, budget=budget, fmt="markdown", ranked=True)
+    listing = loader.render_listing(chosen, budget=budget, fmt="markdown", ranked=True)
     text = listing.text
     if len(listing.included) < total:
         more = total - len(listing.included)

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, TypeVar
 
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.sessions import SessionStore
 from skilldeck.mcp.log import log
 
 if TYPE_CHECKING:
-    from skilldeck.core.sessions import SessionStore
-    from skilldeck.core.workspace import Telemetry
+    from skilldeck.core.telemetry import Telemetry
 
 T = TypeVar("T")
 
@@ -71,8 +71,6 @@ class ClientSessions:
         with self._session_lock:
             if self._store is not None:
                 return self._store
-            from skilldeck.core.sessions import SessionStore
-
             try:
                 self._store = SessionStore(
                     self.settings.sessions_db, settings=self.settings, telemetry=self.telemetry

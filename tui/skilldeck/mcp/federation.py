@@ -17,13 +17,20 @@ remotes it adds their skills (:mod:`skilldeck.core.remote`) to what agents see:
 
 from __future__ import annotations
 
+import base64
 import time
 from typing import Any
 
+from skilldeck.core import loader
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.remote import Federation, Listing, review_of
-from skilldeck.core.remote.entries import RemoteEntry
-from skilldeck.core.remote.search import CombinedSearch
+from skilldeck.core.remote import (
+    CombinedSearch,
+    Federation,
+    Listing,
+    RemoteEntry,
+    read_approvals,
+    review_of,
+)
 from skilldeck.mcp.answers import search_answer
 from skilldeck.mcp.service import SkillService, ToolOutput, content_notes
 
@@ -65,8 +72,6 @@ class FederatedService(SkillService):
             if entry is None:
                 continue
             if approvals is None:
-                from skilldeck.core.remote.review import read_approvals
-
                 approvals = read_approvals()
             item["remote"] = entry.label
             item["path"] = entry.uri
@@ -88,11 +93,10 @@ class FederatedService(SkillService):
             return super().list_skills(budget)
         if not listing.documents:
             return _with_remotes(super().list_skills(budget), listing)
-        from skilldeck.core.loader import render_listing
 
         chosen = self.settings.prompt_char_budget if budget is None else budget
         skills = [*self.visible, *listing.documents]
-        rendered = render_listing(skills, budget=chosen, fmt="xml")
+        rendered = loader.render_listing(skills, budget=chosen, fmt="xml")
         data = rendered.to_dict()
         data["total"] = len(skills)
         text = rendered.text or "No skills are available."
@@ -105,13 +109,12 @@ class FederatedService(SkillService):
         the review gate, its SKILL.md verified), tagged with its origin."""
         if not self._remote_name(name):
             return super().load_skill(name, arguments, client_key=client_key)
-        from skilldeck.core.loader import load_skill, record_load
 
         self._require_skills()
         started = time.perf_counter()
         remote = self.federation.load(name, agent=True)
         skill = remote.skill
-        result = load_skill(
+        result = loader.load_skill(
             skill,
             arguments,
             token_cap=self.settings.body_token_cap,
@@ -119,7 +122,7 @@ class FederatedService(SkillService):
             store=self.workspace.store,
         )
         session_id, problem = self._activate(skill, arguments, client_key)
-        record_load(
+        loader.record_load(
             skill,
             result,
             (time.perf_counter() - started) * 1000,
@@ -162,7 +165,6 @@ class FederatedService(SkillService):
         fetched when first read and verified against its digest)."""
         if not self._remote_name(name):
             return super().read_skill_resource(name, path, client_key=client_key, reason=reason)
-        from skilldeck.core.loader.manifest import mime_of
         from skilldeck.mcp.resources import check_path
 
         self._require_skills()
@@ -178,7 +180,7 @@ class FederatedService(SkillService):
         item = entry.file(path.replace("\\", "/"))
         uri = item.uri if item is not None else entry.uri
         text = _text(blob)
-        mime = mime_of(path)
+        mime = loader.mime_of(path)
         self.workspace.telemetry.emit(
             "skill_resource_requested",
             name=name,
@@ -200,8 +202,6 @@ class FederatedService(SkillService):
             "uri": uri,
         }
         if text is None:
-            import base64
-
             data["data"] = base64.b64encode(blob).decode("ascii")
             message = (
                 f"{path} is a binary file ({mime}, {len(blob)} bytes) of remote skill {name}; "

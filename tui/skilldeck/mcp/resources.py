@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import quote, unquote
 
+from skilldeck.core import discovery, loader
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Skill
 from skilldeck.core.safe_text import for_terminal, is_safe_name
-from skilldeck.core.workspace import Telemetry, Workspace
+from skilldeck.core.telemetry import Telemetry
+from skilldeck.core.workspace import Workspace
 
 RESOURCE_PAGE = 500
 """Skills per ``resources/list`` page."""
@@ -91,11 +94,6 @@ def read_uri(
         byte_cap: Largest file read.
         telemetry: Where the ``skill_resource_requested`` event goes.
     """
-    from urllib.parse import unquote
-
-    from skilldeck.core.discovery.frontmatter import read_source
-    from skilldeck.core.loader import read_and_record
-
     prefix = "skill://"
     if not uri.startswith(prefix):
         raise SkilldeckError(ErrorCode.INVALID_PARAM, f"not a skill:// URI: {uri!r}")
@@ -106,8 +104,8 @@ def read_uri(
     skill = skill_for(name)
     check_path(rel)
     if rel.lower() == "skill.md":
-        return ResourceContent(uri, "text/markdown", text=read_source(skill))
-    resource = read_and_record(
+        return ResourceContent(uri, "text/markdown", text=discovery.read_source(skill))
+    resource = loader.read_and_record(
         skill, rel, byte_cap, actor="agent", telemetry=telemetry, source="mcp-resource"
     )
     if resource.binary:
@@ -127,6 +125,4 @@ def check_path(path: str) -> None:
 
 def resource_uri(name: str, rel_path: str) -> str:
     """The ``skill://`` URI of a file inside a skill."""
-    from urllib.parse import quote
-
     return f"skill://{quote(name, safe='')}/{quote(rel_path, safe='/')}"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skilldeck.core.limits import AGENT_LIMIT
+from skilldeck.core.workspace import NAME_MAX
 
 if TYPE_CHECKING:
     from skilldeck.mcp.service import SkillService, ToolOutput
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
 Handler = Callable[["SkillService", dict[str, Any], str], "ToolOutput"]
 """How a tool is answered: the service, the validated arguments and the client's key."""
 
-NAME_MAX = 200
 QUERY_MAX = 2000
 ARGUMENTS_MAX = 20_000
 PATH_MAX = 4096

@@ -15,6 +15,7 @@ searches under its lock, so readers see a consistent snapshot.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import threading
 import time
@@ -23,10 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from skilldeck.core import execution, loader
 from skilldeck.core.config import Settings
+from skilldeck.core.context import build_context, recent_use
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.limits import AGENT_LIMIT
 from skilldeck.core.model import Catalog, Skill
-from skilldeck.core.workspace import AGENT_LIMIT, Workspace
+from skilldeck.core.sessions import check_mode, check_name
+from skilldeck.core.workspace import Workspace, check_lookup
 from skilldeck.mcp import resources
 from skilldeck.mcp.answers import (
     INSTRUCTIONS_BUDGET,
@@ -45,14 +50,13 @@ from skilldeck.mcp.resources import resource_uri as resource_uri
 from skilldeck.mcp.toolset_mounts import ToolsetMounts, call_output, mount_notes
 
 if TYPE_CHECKING:
+    from skilldeck.core.execution import ScriptRun
     from skilldeck.core.loader import Listing
     from skilldeck.core.search import SearchIndex
     from skilldeck.core.sessions import SessionStore
     from skilldeck.core.store import LocalStore
     from skilldeck.core.tools import ToolRegistry
 
-QUICK_INDEX_MIN = 2000
-SESSION_MODES = ("strict", "approval", "permissive")
 _INLINE_CHECK_MAX_SECONDS = 0.005
 
 T = TypeVar("T")
@@ -111,12 +115,7 @@ class SkillService:
         store: LocalStore | None = None,
     ) -> None:
         self.settings = settings
-        self.mode = mode or settings.session_mode
-        if self.mode not in SESSION_MODES:
-            raise SkilldeckError(
-                ErrorCode.INVALID_PARAM,
-                f"unknown session mode {self.mode!r} (choose from {', '.join(SESSION_MODES)})",
-            )
+        self.mode = check_mode(mode or settings.session_mode)
         self.workspace = Workspace(
             settings, roots, profile=profile, cwd=cwd, store=store, watch=True
         )
@@ -252,8 +251,6 @@ class SkillService:
         """The skill ``name`` means for an agent (:meth:`Workspace.resolve` with
         ``for_model``): INVALID_PARAM, NOT_FOUND with the nearest names and where to look
         instead, or PERMISSION_DENIED with the reason a model may not load it."""
-        from skilldeck.core.workspace.resolve import check_lookup
-
         check_lookup(name)
         self._require_skills()
         try:
@@ -281,8 +278,6 @@ class SkillService:
     ) -> ToolOutput:
         """What to inject for one user message (:func:`skilldeck.core.context.build_context`),
         ranking skills used recently in the client's session first among equal matches."""
-        from skilldeck.core.context import build_context
-
         if not message.strip():
             raise SkilldeckError(ErrorCode.INVALID_PARAM, "message must not be blank")
         answer = build_context(
@@ -293,8 +288,6 @@ class SkillService:
 
     def recent_use(self, client_key: str) -> dict[str, float]:
         """Skill name -> last use in the client's session ({} when sessions are unusable)."""
-        from skilldeck.core.context import recent_use
-
         if not self.settings.skills_v1:
             return {}
         try:
@@ -306,14 +299,12 @@ class SkillService:
 
     def list_skills(self, budget: int | None = None) -> ToolOutput:
         """The tier-1 listing within ``budget`` characters."""
-        from skilldeck.core.loader import render_listing
-
         chosen = self.settings.prompt_char_budget if budget is None else budget
         with self.workspace.lock:
             visible, generation = self.visible, self.generation
             cached = self._listings.get((generation, chosen))
         if cached is None:
-            cached = render_listing(visible, budget=chosen, fmt="xml")
+            cached = loader.render_listing(visible, budget=chosen, fmt="xml")
             with self.workspace.lock:
                 if self.generation == generation:
                     if len(self._listings) > 16:
@@ -331,11 +322,9 @@ class SkillService:
         self, name: str, arguments: str = "", *, client_key: str = "stdio"
     ) -> ToolOutput:
         """Tier 2: the skill's instructions; activates it in the client's session."""
-        from skilldeck.core.loader import load_skill, record_load
-
         started = time.perf_counter()
         skill = self._skill(name)
-        result = load_skill(
+        result = loader.load_skill(
             skill,
             arguments,
             token_cap=self.settings.body_token_cap,
@@ -345,7 +334,7 @@ class SkillService:
         availability = self._availability(skill)
         session_id, problem = self._activate(skill, arguments, client_key)
         latency_ms = (time.perf_counter() - started) * 1000
-        record_load(
+        loader.record_load(
             skill,
             result,
             latency_ms,
@@ -425,11 +414,9 @@ class SkillService:
     ) -> ToolOutput:
         """Tier 3: one file from inside the skill folder, among those discovery listed;
         ``reason`` (why the agent asks) goes into the telemetry event."""
-        from skilldeck.core.loader import read_and_record
-
         skill = self._skill(name)
         check_path(path)
-        resource = read_and_record(
+        resource = loader.read_and_record(
             skill,
             path,
             self.settings.resource_byte_cap,
@@ -451,8 +438,6 @@ class SkillService:
 
     def check_tool(self, tool: str, *, client_key: str = "stdio") -> ToolOutput:
         """The session's authorization decision for ``tool``."""
-        from skilldeck.core.sessions import check_name
-
         tool = check_name(tool, "tool")
         session_id = self.session_for(client_key)
         store = self.store()
@@ -483,13 +468,11 @@ class SkillService:
     ) -> ToolOutput:
         """Run an allowed script of a skill (``skills_exec`` on, allowlisted or approved for
         the client's session); every attempt is audited."""
-        from skilldeck.core.execution import execute
-
         skill = self._skill(name)
         session_id = self.session_for(client_key)
         store = self.store()
         try:
-            result = execute(
+            result = execution.execute(
                 self.settings,
                 skill,
                 script,
@@ -500,8 +483,8 @@ class SkillService:
             )
         except SkilldeckError as exc:
             raise agent_refusal(exc, f"script {script} of skill {skill.name}") from exc
-        result["session"] = session_id
-        return ToolOutput(result, run_text(skill.name, result))
+        result.session = session_id
+        return ToolOutput(result.to_dict(), run_text(result))
 
     def _mount(self, skill: Skill, session_id: str | None, client_key: str) -> dict[str, Any]:
         """Mount the allowed toolsets of ``skill`` for the client (see ``toolset_mounts``)."""
@@ -513,15 +496,13 @@ class SkillService:
         clients whose tool list changed. A load is redone only when a toolset it left
         waiting is allowed now (read without queueing or auditing anything, with
         :func:`~skilldeck.core.execution.toolset_status`)."""
-        from skilldeck.core.execution import toolset_status
-
         changed: set[str] = set()
         for client_key, name, session_id, waiting in self.mounts.waiting():
             skill = self.workspace.by_name(name)
             if skill is None:
                 continue
             store = self.store() if session_id is not None else None
-            rows = toolset_status(self.settings, skill, store, session_id)
+            rows = execution.toolset_status(self.settings, skill, store, session_id)
             if any(r.module in waiting and r.state in ("approved", "allowlist") for r in rows):
                 before = self.mounts.names(client_key)
                 self._mount(skill, session_id, client_key)
@@ -534,15 +515,13 @@ class SkillService:
     ) -> ToolOutput:
         """Call a mounted toolset tool ``skill-name.tool`` in a child process (checked and
         authorized again: an edited module is refused until approved again)."""
-        from skilldeck.core.execution import call_toolset
-
         mounted = self.mounts.get(client_key, name)
         if mounted is None:
             raise SkilldeckError(ErrorCode.NOT_FOUND, f"no mounted toolset tool {name!r}")
         skill = self._skill(mounted.skill)
         session_id = self.session_for(client_key)
         try:
-            result = call_toolset(
+            result = execution.call_toolset(
                 self.settings,
                 skill,
                 mounted.spec,
@@ -600,27 +579,24 @@ def _as_dict(value: Any) -> dict[str, Any]:
         result = to_dict()
         if isinstance(result, dict):
             return result
-    import dataclasses
-
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
     return {"value": str(value)}
 
 
-def run_text(skill: str, result: dict[str, Any]) -> str:
+def run_text(result: ScriptRun) -> str:
     """The text answer of a script run. Skilldeck's own lines come first; the script's
     output follows between markers holding a random boundary it cannot guess, so nothing
     it prints can pass for Skilldeck's verdict."""
-    status = (
-        "timed out and was killed" if result["timed_out"] else f"exited with {result['exit_code']}"
-    )
-    lines = [f"{skill}/{result['script']} {status} (sandbox: {result['sandbox']})."]
-    if result["truncated"]:
+    run = result.run
+    status = "timed out and was killed" if run.timed_out else f"exited with {run.exit_code}"
+    lines = [f"{result.skill}/{result.script} {status} (sandbox: {run.sandbox})."]
+    if run.truncated:
         lines.append("Output was cut at 1 MB.")
-    lines.extend(f"Warning: {w}" for w in result["warnings"])
+    lines.extend(f"Warning: {w}" for w in run.warnings)
     boundary = secrets.token_hex(8)
-    for label in ("stdout", "stderr"):
-        if result[label]:
-            body = result[label].rstrip(chr(10))
+    for label, text in (("stdout", run.stdout), ("stderr", run.stderr)):
+        if text:
+            body = text.rstrip(chr(10))
             lines.append(f"<<<{label} {boundary}>>>\n{body}\n<<<end {label} {boundary}>>>")
     return "\n".join(lines)

@@ -38,10 +38,9 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from skilldeck.core.discovery import SKILL_FILE
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.loader.manifest import (
-    SCHEME,
-    SKILL_FILE,
+from skilldeck.core.loader import (
     Child,
     SkillEntry,
     build_entry,
@@ -52,6 +51,7 @@ from skilldeck.core.loader.manifest import (
     split_uri,
 )
 from skilldeck.core.model import Skill
+from skilldeck.core.remote import SCHEME
 from skilldeck.core.safe_text import for_terminal
 from skilldeck.mcp.log import log
 from skilldeck.mcp.resources import ResourceContent, page_start

@@ -13,15 +13,17 @@ in a child process. Nothing here imports the MCP SDK.
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from skilldeck.core import execution
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 
 if TYPE_CHECKING:
     from skilldeck.core.config import Settings
-    from skilldeck.core.execution import ToolsetTool
+    from skilldeck.core.execution import ToolsetCall, ToolsetTool
     from skilldeck.core.model import Skill
     from skilldeck.core.sessions import SessionStore
 
@@ -104,14 +106,14 @@ class ToolsetMounts:
             ``reason``, ``message``, ``approval`` when an approval was requested) and
             ``errors`` (toolsets that could not be described).
         """
-        from skilldeck.core.execution import mount_toolset
-
         mounted: dict[str, MountedTool] = {}
         waiting: list[dict[str, Any]] = []
         errors: list[dict[str, Any]] = []
         for spec in skill.toolsets:
             try:
-                toolset = mount_toolset(settings, skill, spec, store=store, session_id=session_id)
+                toolset = execution.mount_toolset(
+                    settings, skill, spec, store=store, session_id=session_id
+                )
             except SkilldeckError as exc:
                 entry = {"toolset": spec, "reason": exc.details.get("reason", exc.code.value)}
                 entry["message"] = exc.message
@@ -159,13 +161,12 @@ def mount_notes(report: dict[str, Any]) -> list[str]:
     return notes
 
 
-def call_output(result: dict[str, Any]) -> tuple[dict[str, Any], str]:
+def call_output(call: ToolsetCall) -> tuple[dict[str, Any], str]:
     """Structured content and text of a toolset call's result."""
-    value = result.get("result")
+    result = call.to_dict()
+    value = call.result
     if isinstance(value, str):
         text = value
     else:
-        import json
-
         text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
     return result, text

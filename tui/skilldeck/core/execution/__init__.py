@@ -3,63 +3,49 @@ a permission pins (:mod:`.snapshot`), the sandbox (:mod:`.sandbox`), how a run i
 (:mod:`.runner`) and the toolset protocol (:mod:`.toolsets`). Nothing here imports textual
 or mcp."""
 
-from skilldeck.core.execution.policy import (
-    DIGEST_PREFIX,
-    ExecRequest,
-    add_to_allowlist,
-    allowlist_line,
-    allowlist_notices,
-    allowlist_path,
-    approval_key,
-    authorize,
-    check_runnable,
-    decide,
-    read_allowlist,
-    resolve_script,
-    toolset_approval_key,
-)
-from skilldeck.core.execution.runner import (
-    MAX_ARG_BYTES,
-    MAX_ARGS,
-    OUTPUT_CAP,
-    RunResult,
-    run_skill_file,
-)
-from skilldeck.core.execution.sandbox import LEVELS, Sandbox
-from skilldeck.core.execution.sandbox import probe as sandbox_level
-from skilldeck.core.execution.service import call_toolset, execute, mount_toolset
-from skilldeck.core.execution.snapshot import (
-    Snapshot,
-    manifest_changes,
-    parse_manifest,
-    recall_manifest,
-    remember_manifest,
-    snapshot_skill,
-)
-from skilldeck.core.execution.toolset_preview import ToolsetTool, preview_tools
-from skilldeck.core.execution.toolsets import (
-    Toolset,
-    ToolsetRequest,
-    ToolsetToolStatus,
-    find_spec,
-    parse_spec,
-    resolve_toolset,
-    toolset_approval_for,
-    toolset_status,
-)
+from typing import TYPE_CHECKING
+
+from skilldeck.core.lazy import facade
+
+if TYPE_CHECKING:
+    from skilldeck.core.execution.policy import (
+        add_to_allowlist,
+        allowlist_line,
+        allowlist_notices,
+        allowlist_path,
+        approval_key,
+        resolve_script,
+    )
+    from skilldeck.core.execution.review import (
+        FileRequest,
+        FileReview,
+        parse_file_request,
+        review_file_request,
+    )
+    from skilldeck.core.execution.runner import RunResult, run_skill_file
+    from skilldeck.core.execution.sandbox import probe as sandbox_level
+    from skilldeck.core.execution.service import (
+        ScriptRun,
+        ToolsetCall,
+        call_toolset,
+        execute,
+        mount_toolset,
+    )
+    from skilldeck.core.execution.snapshot import remember_manifest, snapshot_skill
+    from skilldeck.core.execution.toolset_preview import ToolsetTool, preview_tools
+    from skilldeck.core.execution.toolsets import (
+        ToolsetToolStatus,
+        parse_spec,
+        toolset_approval_for,
+        toolset_status,
+    )
 
 __all__ = [
-    "DIGEST_PREFIX",
-    "LEVELS",
-    "MAX_ARGS",
-    "MAX_ARG_BYTES",
-    "OUTPUT_CAP",
-    "ExecRequest",
+    "FileRequest",
+    "FileReview",
     "RunResult",
-    "Sandbox",
-    "Snapshot",
-    "Toolset",
-    "ToolsetRequest",
+    "ScriptRun",
+    "ToolsetCall",
     "ToolsetTool",
     "ToolsetToolStatus",
     "add_to_allowlist",
@@ -67,26 +53,51 @@ __all__ = [
     "allowlist_notices",
     "allowlist_path",
     "approval_key",
-    "authorize",
     "call_toolset",
-    "check_runnable",
-    "decide",
     "execute",
-    "find_spec",
-    "manifest_changes",
     "mount_toolset",
-    "parse_manifest",
+    "parse_file_request",
     "parse_spec",
     "preview_tools",
-    "read_allowlist",
-    "recall_manifest",
     "remember_manifest",
     "resolve_script",
-    "resolve_toolset",
+    "review_file_request",
     "run_skill_file",
     "sandbox_level",
     "snapshot_skill",
     "toolset_approval_for",
-    "toolset_approval_key",
     "toolset_status",
 ]
+
+_NAMES = {
+    "add_to_allowlist": "policy",
+    "allowlist_line": "policy",
+    "allowlist_notices": "policy",
+    "allowlist_path": "policy",
+    "approval_key": "policy",
+    "resolve_script": "policy",
+    "FileRequest": "review",
+    "FileReview": "review",
+    "parse_file_request": "review",
+    "review_file_request": "review",
+    "RunResult": "runner",
+    "run_skill_file": "runner",
+    "sandbox_level": "sandbox:probe",
+    "ScriptRun": "service",
+    "ToolsetCall": "service",
+    "call_toolset": "service",
+    "execute": "service",
+    "mount_toolset": "service",
+    "remember_manifest": "snapshot",
+    "snapshot_skill": "snapshot",
+    "ToolsetTool": "toolset_preview",
+    "preview_tools": "toolset_preview",
+    "ToolsetToolStatus": "toolsets",
+    "parse_spec": "toolsets",
+    "toolset_approval_for": "toolsets",
+    "toolset_status": "toolsets",
+}
+"""Each public name and the module that defines it."""
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = facade(__name__, _NAMES)

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
 from skilldeck.core.config import Settings, home_dir
 from skilldeck.core.confined import refusal
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.execution.snapshot import Snapshot, remember_manifest, snapshot_skill
+from skilldeck.core.linefile import append_line
 from skilldeck.core.model import Skill
 from skilldeck.core.sessions import SessionStore
 from skilldeck.core.sessions.model import first_match
@@ -140,15 +142,7 @@ def add_to_allowlist(request: ExecRequest) -> tuple[str, bool]:
     path = allowlist_path()
     if (request.ref, request.digest) in read_allowlist(path):
         return line, False
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        old = path.read_text(encoding="utf-8") if path.is_file() else ""
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(("" if not old or old.endswith("\n") else "\n") + line + "\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SkilldeckError(
-            ErrorCode.EXECUTION_ERROR, f"cannot write {path}: {exc}", reason="io_error"
-        ) from exc
+    append_line(path, line)
     remember_manifest(request.snapshot)
     return line, True
 
@@ -248,6 +242,10 @@ def decide(
     return "not approved"
 
 
+AllowedBy = Literal["allowlist", "approved"]
+"""Why a run was allowed: the home allowlist, or an approval in the caller's session."""
+
+
 def authorize(
     settings: Settings,
     request: ExecRequest,
@@ -255,7 +253,7 @@ def authorize(
     session_id: str | None = None,
     actor: str = "agent",
     kind: str = "script",
-) -> str:
+) -> AllowedBy:
     """Why the run is allowed (``allowlist`` or ``approved``), else an error.
 
     Args:
@@ -267,8 +265,10 @@ def authorize(
     """
     remember_manifest(request.snapshot)
     state = decide(settings, request, store, session_id, kind)
-    if state in ("allowlist", "approved"):
-        return state
+    if state == "allowlist":
+        return "allowlist"
+    if state == "approved":
+        return "approved"
     if state == "exec off":
         raise _refused("exec_disabled", f"{kind} execution is off", kind=kind, ref=request.ref)
     if state == "denied":

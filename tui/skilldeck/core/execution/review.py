@@ -69,7 +69,6 @@ class FileReview:
         binary: True when the file holds NUL bytes (its text is not shown).
         escaped: True when ``text`` had control or bidirectional characters, now shown
             escaped: they can make code read differently from what runs.
-        disk_sha256: SHA-256 of the whole file now, or None when it could not be read.
         disk_digest: The skill's content digest now, or None when it could not be pinned.
         changes: ``(change, path)`` for each file that differs from the requested digest
             (``added``, ``removed``, ``changed``); None when the requested manifest is not
@@ -85,7 +84,6 @@ class FileReview:
     truncated: bool = False
     binary: bool = False
     escaped: bool = False
-    disk_sha256: str | None = None
     disk_digest: str | None = None
     changes: tuple[tuple[str, str], ...] | None = None
     files: int = 0
@@ -147,7 +145,6 @@ def review_file_request(
     base = FileReview(
         request,
         size=len(resolved.data),
-        disk_sha256=resolved.sha256,
         disk_digest=pinned.digest,
         changes=changes,
         files=len(pinned.files),

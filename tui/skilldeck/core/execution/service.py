@@ -5,12 +5,13 @@ every attempt: actions ``script_run`` / ``script_refused``, ``toolset_mount`` /
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import SkilldeckError
-from skilldeck.core.execution.policy import authorize, check_runnable, resolve_script
-from skilldeck.core.execution.runner import check_args, run_skill_file
+from skilldeck.core.execution.policy import AllowedBy, authorize, check_runnable, resolve_script
+from skilldeck.core.execution.runner import RunResult, check_args, run_skill_file
 from skilldeck.core.execution.toolsets import (
     Toolset,
     ToolsetRequest,
@@ -29,6 +30,76 @@ DEFAULT_TIMEOUT = 60.0
 _ALLOWED_ACTIONS = ("script_run", "toolset_mount", "toolset_call")
 
 
+@dataclass(slots=True)
+class ScriptRun:
+    """A script run that was allowed: what ran, what permitted it, what it produced.
+
+    Attributes:
+        skill: The skill's name.
+        script: The script's path inside the skill.
+        sha256: Hex SHA-256 of the script file.
+        skill_digest: The digest of every file of the skill (what the permission pinned).
+        allowed_by: :data:`AllowedBy`.
+        run: The run itself (exit code, output, sandbox level, ...).
+        session: The session it ran for, when a face says so.
+    """
+
+    skill: str
+    script: str
+    sha256: str
+    skill_digest: str
+    allowed_by: AllowedBy
+    run: RunResult
+    session: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: the run's fields beside what ran and why."""
+        head = {
+            "skill": self.skill,
+            "script": self.script,
+            "sha256": self.sha256,
+            "skill_digest": self.skill_digest,
+            "allowed_by": self.allowed_by,
+        }
+        tail = {"session": self.session} if self.session is not None else {}
+        return {**head, **self.run.to_dict(), **tail}
+
+
+@dataclass(slots=True)
+class ToolsetCall:
+    """A toolset tool's answer, with what ran and what permitted it.
+
+    Attributes:
+        skill, toolset, tool: Which tool of which module of which skill.
+        sha256: Hex SHA-256 of the module file.
+        skill_digest: The digest of every file of the skill.
+        allowed_by: :data:`AllowedBy`.
+        result: The tool's JSON value.
+        stderr: What the module wrote to stderr.
+        duration_ms: Wall-clock time of the call.
+        network_isolated: True when the call had no network.
+        sandbox: The sandbox level it ran at.
+        warnings: What the sandbox level did not stop here.
+    """
+
+    skill: str
+    toolset: str
+    tool: str
+    sha256: str
+    skill_digest: str
+    allowed_by: AllowedBy
+    result: Any
+    stderr: str
+    duration_ms: int
+    network_isolated: bool
+    sandbox: str
+    warnings: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
 def exec_timeout(settings: Settings) -> float:
     """Seconds a run may take: ``exec_timeout_s``, or :data:`DEFAULT_TIMEOUT`."""
     return settings.exec_timeout_s if settings.exec_timeout_s > 0 else DEFAULT_TIMEOUT
@@ -44,11 +115,9 @@ def execute(
     session_id: str | None = None,
     actor: str = "agent",
     telemetry: Telemetry | None = None,
-) -> dict[str, Any]:
-    """Run ``script`` of ``skill`` if allowed and return the result as a dictionary
-    (``skill``, ``script``, ``sha256`` of the script, ``skill_digest`` (what the permission
-    pinned), ``allowed_by`` and the fields of
-    :class:`~skilldeck.core.execution.runner.RunResult`, ``sandbox`` among them).
+) -> ScriptRun:
+    """Run ``script`` of ``skill`` if allowed; what ran, why, and the run (its sandbox
+    level among its fields).
 
     Raises:
         SkilldeckError: the refusal (with ``reason``) or the failure to start.
@@ -80,14 +149,7 @@ def execute(
         timed_out=result.timed_out,
         session=session_id,
     )
-    return {
-        "skill": skill.name,
-        "script": request.script,
-        "sha256": request.sha256,
-        "skill_digest": digest,
-        "allowed_by": allowed_by,
-        **result.to_dict(),
-    }
+    return ScriptRun(skill.name, request.script, request.sha256, digest, allowed_by, result)
 
 
 def _record(
@@ -159,14 +221,9 @@ def call_toolset(
     session_id: str | None = None,
     actor: str = "agent",
     telemetry: Telemetry | None = None,
-) -> dict[str, Any]:
+) -> ToolsetCall:
     """Call ``tool`` of toolset ``spec`` with JSON ``arguments`` in a child process, if
     the module as it is now is allowed (an edited module needs a new approval).
-
-    Returns:
-        ``skill``, ``toolset``, ``tool``, ``sha256``, ``allowed_by``, ``result`` (the
-        tool's JSON value), ``stderr``, ``duration_ms``, ``network_isolated``,
-        ``warnings``.
 
     Raises:
         SkilldeckError: the refusal, or the failure (``reason`` ``tool_error``,
@@ -195,20 +252,20 @@ def call_toolset(
             session=session_id,
             **result,
         )
-    return {
-        "skill": skill.name,
-        "toolset": spec,
-        "tool": tool,
-        "sha256": request.script.sha256,
-        "skill_digest": request.script.digest,
-        "allowed_by": allowed_by,
-        "result": answer.get("result"),
-        "stderr": run.stderr,
-        "duration_ms": run.duration_ms,
-        "network_isolated": run.network_isolated,
-        "sandbox": run.sandbox,
-        "warnings": run.warnings,
-    }
+    return ToolsetCall(
+        skill.name,
+        spec,
+        tool,
+        request.script.sha256,
+        request.script.digest,
+        allowed_by,
+        answer.get("result"),
+        run.stderr,
+        run.duration_ms,
+        run.network_isolated,
+        run.sandbox,
+        run.warnings,
+    )
 
 
 def _admit(
@@ -219,7 +276,7 @@ def _admit(
     suffix: str,
     action: str,
     who: tuple[SessionStore | None, str | None, str],
-) -> tuple[ToolsetRequest, str]:
+) -> tuple[ToolsetRequest, AllowedBy]:
     """Resolve and authorize a toolset module, recording the attempt as ``action`` (or
     ``toolset_refused``) on subject ``skill/path.py`` + ``suffix``."""
     store, session_id, actor = who

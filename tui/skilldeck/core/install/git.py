@@ -50,11 +50,6 @@ class Fetched:
     commit: str | None
 
 
-def git_available() -> bool:
-    """True when a ``git`` executable is on the PATH."""
-    return shutil.which("git") is not None
-
-
 def is_url(source: str) -> bool:
     """True for ``https://…``, ``ssh://…``, ``file://…`` and ``user@host:path`` sources."""
     return bool(_URL.match(source))

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from skilldeck.core.config import cache_dir
 from skilldeck.core.errors import ErrorCode, SkilldeckError
@@ -50,7 +50,11 @@ from skilldeck.core.install.wellknown import (
 if TYPE_CHECKING:
     from skilldeck.core.tools import ToolRegistry
 
-STATES = ("ok", "modified", "missing", "outdated")
+InstallState = Literal["ok", "modified", "missing", "outdated"]
+"""An installed skill's state: as locked, edited locally, gone, or behind its source."""
+LocalState = Literal["ok", "modified", "missing"]
+"""What :func:`state_of` can tell without the network."""
+STATES: tuple[InstallState, ...] = get_args(InstallState)
 
 
 def target_root(to: str | None, cwd: Path | None = None) -> Path:
@@ -179,7 +183,7 @@ def install(
     return install_folder(lock, entry, candidate.review.folder)
 
 
-def state_of(lock: Lockfile, entry: LockEntry) -> str:
+def state_of(lock: Lockfile, entry: LockEntry) -> LocalState:
     """``missing``, ``modified`` or ``ok`` for an installed skill (no network)."""
     folder = lock.root / entry.name
     if not folder.is_dir() or folder.is_symlink():
@@ -202,7 +206,7 @@ class Status:
     """
 
     entry: LockEntry
-    state: str
+    state: InstallState
     latest: str | None = None
     detail: str = ""
 
@@ -299,7 +303,7 @@ def _judge_one(status: Status, repo: Path | None) -> None:
     status.detail = where
 
 
-def _detail(state: str, lock: Lockfile, entry: LockEntry) -> str:
+def _detail(state: InstallState, lock: Lockfile, entry: LockEntry) -> str:
     if state == "missing":
         return f"{lock.root / entry.name} is gone"
     if state == "modified":
@@ -327,7 +331,7 @@ class UpdatePlan:
     """
 
     entry: LockEntry
-    state: str
+    state: LocalState
     commit: str
     candidate: Candidate | None
     changes: list[FileChange] = field(default_factory=list)

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.install.lock import tree_files
 from skilldeck.core.lint import INVISIBLE, PIPE_SHELL, lint_skill
-from skilldeck.core.model import Severity
 from skilldeck.core.validate import name_problems, validate_skill
 
 if TYPE_CHECKING:
@@ -338,6 +337,3 @@ def finding_delta(old: SkillReview | None, new: SkillReview) -> tuple[list[Findi
     added = [f for k, f in after.items() if k not in before]
     removed = [f for k, f in before.items() if k not in after]
     return added, removed
-
-
-SEVERITY_RANK = {Severity.ERROR.value: 0, Severity.WARNING.value: 1, Severity.INFO.value: 2}

@@ -233,13 +233,3 @@ def _same(source: Path, dest: Path, mode: str) -> bool:
     if mode == "symlink":
         return dest.is_symlink() and Path(os.path.realpath(dest)) == source.resolve()
     return not dest.is_symlink() and tree_hash(dest) == tree_hash(source)
-
-
-def unsync(lock: Lockfile, dest_root: Path, name: str) -> bool:
-    """Remove ``name`` from ``dest_root`` when skilldeck placed it there and it is unedited."""
-    dest = dest_root / name
-    source = lock.root / name
-    if not (dest.exists() or dest.is_symlink()) or _ours(source, dest, False) is not None:
-        return False
-    _delete(dest)
-    return True

@@ -11,7 +11,6 @@ verifies its ``sha256`` digest before anything else looks at it, and lays it out
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 import re
 import urllib.parse
@@ -22,6 +21,7 @@ from typing import Any
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.install.archive import FILE_CAP, TOTAL_CAP, archive_kind, unpack
+from skilldeck.core.web import is_loopback
 
 SCHEMA = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
 """The only index schema this client reads."""
@@ -174,13 +174,7 @@ def _entry(index: Index, row: Any, position: int) -> IndexEntry | None:
 
 def _local(url: str) -> bool:
     """True when ``url`` names this machine (a loopback address or ``localhost``)."""
-    host = (urllib.parse.urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback(urllib.parse.urlsplit(url).hostname or "")
 
 
 def _stays_remote(base: str) -> Callable[[str], bool]:

@@ -12,49 +12,73 @@
 :mod:`.recording` wraps tiers 2 and 3 with their telemetry events.
 """
 
-from skilldeck.core.loader.instructions import (
-    DEFAULT_TOKEN_CAP,
-    LoadResult,
-    arguments_from_parameters,
-    load_skill,
-    split_arguments,
-    substitute,
-)
-from skilldeck.core.loader.listing import (
-    DEFAULT_BUDGET,
-    DESCRIPTION_FLOOR,
-    FORMATS,
-    Listing,
-    render_listing,
-)
-from skilldeck.core.loader.recording import load_and_record, read_and_record, record_load
-from skilldeck.core.loader.resources import (
-    BINARY_SNIFF_BYTES,
-    DEFAULT_BYTE_CAP,
-    Resource,
-    read_resource,
-)
-from skilldeck.core.loader.suggestions import suggest_names, unknown_skill
+from typing import TYPE_CHECKING
+
+from skilldeck.core.lazy import facade
+
+if TYPE_CHECKING:
+    from skilldeck.core.loader.instructions import LoadResult, arguments_from_parameters, load_skill
+    from skilldeck.core.loader.listing import DESCRIPTION_FLOOR, Listing, render_listing
+    from skilldeck.core.loader.manifest import (
+        Child,
+        SkillEntry,
+        build_entry,
+        children,
+        mime_of,
+        prefix_children,
+        skill_paths,
+        split_uri,
+    )
+    from skilldeck.core.loader.recording import load_and_record, read_and_record, record_load
+    from skilldeck.core.loader.resources import read_resource
+    from skilldeck.core.loader.suggestions import suggest_names, unknown_skill
 
 __all__ = [
-    "BINARY_SNIFF_BYTES",
-    "DEFAULT_BUDGET",
-    "DEFAULT_BYTE_CAP",
-    "DEFAULT_TOKEN_CAP",
     "DESCRIPTION_FLOOR",
-    "FORMATS",
+    "Child",
     "Listing",
     "LoadResult",
-    "Resource",
+    "SkillEntry",
     "arguments_from_parameters",
+    "build_entry",
+    "children",
     "load_and_record",
     "load_skill",
+    "mime_of",
+    "prefix_children",
     "read_and_record",
     "read_resource",
     "record_load",
     "render_listing",
-    "split_arguments",
-    "substitute",
+    "skill_paths",
+    "split_uri",
     "suggest_names",
     "unknown_skill",
 ]
+
+_NAMES = {
+    "LoadResult": "instructions",
+    "arguments_from_parameters": "instructions",
+    "load_skill": "instructions",
+    "DESCRIPTION_FLOOR": "listing",
+    "Listing": "listing",
+    "render_listing": "listing",
+    "Child": "manifest",
+    "SkillEntry": "manifest",
+    "build_entry": "manifest",
+    "children": "manifest",
+    "mime_of": "manifest",
+    "prefix_children": "manifest",
+    "skill_paths": "manifest",
+    "split_uri": "manifest",
+    "load_and_record": "recording",
+    "read_and_record": "recording",
+    "record_load": "recording",
+    "read_resource": "resources",
+    "suggest_names": "suggestions",
+    "unknown_skill": "suggestions",
+}
+"""Each public name and the module that defines it."""
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = facade(__name__, _NAMES)

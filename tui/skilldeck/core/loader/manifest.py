@@ -33,19 +33,15 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
+from skilldeck.core.discovery.frontmatter import SKILL_FILE
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.execution.snapshot import Snapshot, snapshot_skill
 from skilldeck.core.model import Skill
+from skilldeck.core.remote.entries import MAX_FILES, MAX_TOTAL_BYTES, SCHEME
 from skilldeck.core.validate import name_problems
 
-SCHEME = "skill://"
-SKILL_FILE = "SKILL.md"
 DIGEST_PREFIX = "sha256:"
 DIRECTORY_MIME = "inode/directory"
-MAX_RESOURCES = 512
-"""The extension's per-skill limit on files (a larger skill is not served)."""
-MAX_TOTAL_BYTES = 16 * 1024 * 1024
-"""The extension's per-skill limit on the sum of file sizes (a larger skill is not served)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,11 +199,11 @@ def build_entry(skill_path: str, skill: Skill) -> SkillEntry:
                 reason="not_servable",
             ) from None
     total = sum(len(f.data) for f in snapshot.files)
-    if len(snapshot.files) > MAX_RESOURCES or total > MAX_TOTAL_BYTES:
+    if len(snapshot.files) > MAX_FILES or total > MAX_TOTAL_BYTES:
         raise SkilldeckError(
             ErrorCode.PERMISSION_DENIED,
             f"skill {skill.name!r} has {len(snapshot.files)} files and {total} bytes, over "
-            f"the extension's limits ({MAX_RESOURCES} files, {MAX_TOTAL_BYTES} bytes)",
+            f"the extension's limits ({MAX_FILES} files, {MAX_TOTAL_BYTES} bytes)",
             reason="too_large",
         )
     parsed = parse_bytes(skill_md.data, skill.path, source=skill.source, root=skill.root)

@@ -17,8 +17,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from http.client import HTTPMessage
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from skilldeck.core.confined import read_confined
 from skilldeck.core.errors import ErrorCode, SkilldeckError
@@ -99,8 +98,10 @@ def fetch_url_instructions(url: str, settings: Settings, store: LocalStore) -> I
         )
     try:
         data = _get(url, settings)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        return _cached_or_fail(url, store, _reason(exc))
+    except SkilldeckError as exc:
+        if exc.code is ErrorCode.INVALID_PARAM:
+            raise
+        return _cached_or_fail(url, store, exc.message)
     text = _text(data, url)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     _remember(store, url, digest, text)
@@ -121,41 +122,29 @@ def host_allowed(url: str, hosts: list[str]) -> bool:
     return host in allowed or (port is not None and f"{host}:{port}" in allowed)
 
 
-class _Redirects(urllib.request.HTTPRedirectHandler):
-    """Follows a redirect only to an allowed host."""
-
-    def __init__(self, hosts: list[str]) -> None:
-        self.hosts = hosts
-
-    def redirect_request(
-        self,
-        req: urllib.request.Request,
-        fp: IO[bytes],
-        code: int,
-        msg: str,
-        headers: HTTPMessage,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        """The redirected request, refused when ``newurl``'s host is not allowed."""
-        if not host_allowed(newurl, self.hosts):
-            raise urllib.error.URLError(f"redirected to a host not allowed: {newurl}")
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
 def _get(url: str, settings: Settings) -> bytes:
-    """The body at ``url`` (at most the cap; over it: INVALID_PARAM)."""
-    cap = settings.instruction_max_bytes
-    opener = urllib.request.build_opener(_Redirects(settings.instruction_hosts))
-    request = urllib.request.Request(url, headers={"User-Agent": "skilldeck"})
-    with opener.open(request, timeout=settings.instruction_timeout_s) as answer:
-        data: bytes = answer.read(cap + 1)
-    if len(data) > cap:
-        raise SkilldeckError(
-            ErrorCode.INVALID_PARAM,
-            f"instructions at {url!r} are over the {cap}-byte cap (instruction_max_bytes)",
-            url=url,
+    """The body at ``url`` through the core's one bounded GET (:func:`skilldeck.core.web.get`),
+    redirects followed only to allowed hosts; over the cap: INVALID_PARAM."""
+    from skilldeck.core.web import get
+
+    hosts = settings.instruction_hosts
+    try:
+        answer = get(
+            url,
+            cap=settings.instruction_max_bytes,
+            timeout=settings.instruction_timeout_s,
+            allowed=lambda target: host_allowed(target, hosts),
         )
-    return data
+    except SkilldeckError as exc:
+        if exc.details.get("reason") == "too_large":
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM,
+                f"instructions at {url!r} are over the {settings.instruction_max_bytes}-byte "
+                "cap (instruction_max_bytes)",
+                url=url,
+            ) from exc
+        raise
+    return answer.data
 
 
 def _text(data: bytes, where: str) -> str:
@@ -166,14 +155,6 @@ def _text(data: bytes, where: str) -> str:
             ErrorCode.INVALID_PARAM, f"instructions {where!r} are not UTF-8 text"
         ) from exc
     return text.removeprefix("\ufeff")
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, urllib.error.HTTPError):
-        return f"HTTP {exc.code}"
-    if isinstance(exc, urllib.error.URLError):
-        return str(exc.reason)
-    return str(exc) or type(exc).__name__
 
 
 def _cached_or_fail(url: str, store: LocalStore, reason: str) -> Instructions:

@@ -7,24 +7,43 @@ verifies files, :mod:`.federation` lists (cached), names (``label:name``) and lo
 skills, and :mod:`.search` ranks them with the local ones.
 """
 
-from skilldeck.core.remote.client import RemoteError
-from skilldeck.core.remote.entries import RemoteEntry
-from skilldeck.core.remote.federation import Federation, Listing, RemoteStatus, clear_cache
-from skilldeck.core.remote.fetch import RemoteSkill
-from skilldeck.core.remote.review import Review, approve, review_of
-from skilldeck.core.remote.spec import RemoteSpec, remote_specs
+from typing import TYPE_CHECKING
+
+from skilldeck.core.lazy import facade
+
+if TYPE_CHECKING:
+    from skilldeck.core.remote.entries import SCHEME, RemoteEntry
+    from skilldeck.core.remote.federation import Federation, Listing, clear_cache
+    from skilldeck.core.remote.review import approve, read_approvals, review_of
+    from skilldeck.core.remote.search import CombinedSearch
+    from skilldeck.core.remote.spec import remote_specs
 
 __all__ = [
+    "SCHEME",
+    "CombinedSearch",
     "Federation",
     "Listing",
     "RemoteEntry",
-    "RemoteError",
-    "RemoteSkill",
-    "RemoteSpec",
-    "RemoteStatus",
-    "Review",
     "approve",
     "clear_cache",
+    "read_approvals",
     "remote_specs",
     "review_of",
 ]
+
+_NAMES = {
+    "RemoteEntry": "entries",
+    "SCHEME": "entries",
+    "Federation": "federation",
+    "Listing": "federation",
+    "clear_cache": "federation",
+    "approve": "review",
+    "read_approvals": "review",
+    "review_of": "review",
+    "CombinedSearch": "search",
+    "remote_specs": "spec",
+}
+"""Each public name and the module that defines it."""
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = facade(__name__, _NAMES)

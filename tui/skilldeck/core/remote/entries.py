@@ -20,13 +20,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote
 
+from skilldeck.core.discovery.frontmatter import SKILL_FILE
 from skilldeck.core.model import Skill
 
 SCHEME = "skill://"
-SKILL_FILE = "SKILL.md"
 MAX_FILES = 512
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
-"""The extension's per-skill limits: a larger entry is refused."""
+"""The extension's per-skill limits: a larger entry is refused here, and a larger skill
+is not served (:mod:`skilldeck.core.loader.manifest`)."""
 DOC_ROOT = PurePosixPath("/remote")
 """Search documents of remote skills have SKILL.md paths under this (never read)."""
 _SHA = re.compile(r"^sha256:([0-9a-f]{64})$")

@@ -38,10 +38,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skilldeck.core.config import Settings
+from skilldeck.core.discovery.frontmatter import SKILL_FILE
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Skill
 from skilldeck.core.remote.client import RemoteError, connect
-from skilldeck.core.remote.entries import SKILL_FILE, RemoteEntry, document, parse_entry
+from skilldeck.core.remote.entries import RemoteEntry, document, parse_entry
 from skilldeck.core.remote.fetch import (
     RemoteSkill,
     _refused,
@@ -75,7 +76,6 @@ class RemoteStatus:
         skills: Entries taken.
         error: Why it was skipped ('' when ok).
         skipped: Entries left out, each with why.
-        fetched_at: ``time.time()`` of the listing.
     """
 
     label: str
@@ -84,7 +84,6 @@ class RemoteStatus:
     skills: int = 0
     error: str = ""
     skipped: tuple[str, ...] = ()
-    fetched_at: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -157,9 +156,7 @@ def list_remote(spec: RemoteSpec) -> tuple[list[RemoteEntry], RemoteStatus]:
         status = RemoteStatus(spec.label, spec.where, False, error=f"{exc.kind}: {exc.message}")
         return [], status
     unique = {e.qualified: e for e in entries[:MAX_SKILLS]}
-    status = RemoteStatus(
-        spec.label, spec.where, True, len(unique), skipped=tuple(skipped), fetched_at=time.time()
-    )
+    status = RemoteStatus(spec.label, spec.where, True, len(unique), skipped=tuple(skipped))
     return sorted(unique.values(), key=lambda e: e.qualified), status
 
 

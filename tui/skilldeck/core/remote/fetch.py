@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skilldeck.core.config import cache_dir
+from skilldeck.core.discovery.frontmatter import SKILL_FILE
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Skill
 from skilldeck.core.remote.client import RemoteError, Session
-from skilldeck.core.remote.entries import SCHEME, SKILL_FILE, RemoteEntry, RemoteFile, parse_entry
+from skilldeck.core.remote.entries import SCHEME, RemoteEntry, RemoteFile, parse_entry
 from skilldeck.core.remote.review import Review
 from skilldeck.core.remote.spec import RemoteSpec
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skilldeck.core.config import home_dir
-from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.linefile import append_line
 from skilldeck.core.remote.entries import RemoteEntry
 
 APPROVALS_NAME = "remote-approvals.txt"
@@ -94,15 +94,7 @@ def approve(entry: RemoteEntry) -> tuple[str, bool]:
     if (entry.uri, entry.digest) in read_approvals().get(entry.qualified, set()):
         return line, False
     path = approvals_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        old = path.read_text(encoding="utf-8") if path.is_file() else ""
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(("" if not old or old.endswith("\n") else "\n") + line + "\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SkilldeckError(
-            ErrorCode.EXECUTION_ERROR, f"cannot write {path}: {exc}", reason="io_error"
-        ) from exc
+    append_line(path, line)
     return line, True
 
 

@@ -4,46 +4,37 @@ optional offline embeddings, fused into one explainable 0-1 score.
 Build a :class:`SearchIndex` from skills (or load it from the local store with
 :func:`skilldeck.core.search.persist.load_or_build`), then :meth:`SearchIndex.search`
 (people: up to 20 results) or :func:`agent_search` (agents: top 3, confidence judged,
-telemetry). A search runs in stages: :mod:`.query` (the words as weighted terms) ->
-:mod:`.ranking` (signals, fusion, explanation); :mod:`.analysis` and :mod:`.postings` build
-the arrays they read.
+telemetry); the default limits are in :mod:`skilldeck.core.limits`. A search runs in
+stages: :mod:`.query` (the words as weighted terms) -> :mod:`.ranking` (signals, fusion,
+explanation); :mod:`.analysis` and :mod:`.postings` build the arrays they read.
 """
 
-from skilldeck.core.limits import AGENT_LIMIT, HUMAN_LIMIT
-from skilldeck.core.search.bm25 import BM25Postings
-from skilldeck.core.search.evaluate import (
-    EvalQuery,
-    EvalReport,
-    KindScore,
-    evaluate,
-    index_ranker,
-    load_queries,
-)
-from skilldeck.core.search.index import (
-    CLUSTER_GAP,
-    FIELD_WEIGHTS,
-    SEMANTIC_FIELD_WEIGHTS,
-    SEMANTIC_WEIGHTS,
-    WEIGHTS,
-    SearchIndex,
-    SearchResponse,
-    SearchResult,
-    agent_search,
-)
-from skilldeck.core.search.text import stem, tokenize
+from typing import TYPE_CHECKING
+
+from skilldeck.core.lazy import facade
+
+# Bound now: the function shares its name with its module (cheap, no numpy), so a lazy name
+# would be shadowed by the module once anything imported skilldeck.core.search.evaluate.
+from skilldeck.core.search.evaluate import evaluate
+
+if TYPE_CHECKING:
+    from skilldeck.core.search.bm25 import BM25Postings
+    from skilldeck.core.search.evaluate import (
+        EvalReport,
+        index_ranker,
+        load_queries,
+        resolve_ids,
+        select_split,
+    )
+    from skilldeck.core.search.index import SEMANTIC_WEIGHTS, WEIGHTS, SearchIndex
+    from skilldeck.core.search.results import SearchResponse, SearchResult, agent_search
+    from skilldeck.core.search.text import stem, tokenize
 
 __all__ = [
-    "AGENT_LIMIT",
-    "CLUSTER_GAP",
-    "FIELD_WEIGHTS",
-    "HUMAN_LIMIT",
-    "SEMANTIC_FIELD_WEIGHTS",
     "SEMANTIC_WEIGHTS",
     "WEIGHTS",
     "BM25Postings",
-    "EvalQuery",
     "EvalReport",
-    "KindScore",
     "SearchIndex",
     "SearchResponse",
     "SearchResult",
@@ -51,6 +42,29 @@ __all__ = [
     "evaluate",
     "index_ranker",
     "load_queries",
+    "resolve_ids",
+    "select_split",
     "stem",
     "tokenize",
 ]
+
+_NAMES = {
+    "BM25Postings": "bm25",
+    "EvalReport": "evaluate",
+    "index_ranker": "evaluate",
+    "load_queries": "evaluate",
+    "resolve_ids": "evaluate",
+    "select_split": "evaluate",
+    "SEMANTIC_WEIGHTS": "index",
+    "SearchIndex": "index",
+    "WEIGHTS": "index",
+    "SearchResponse": "results",
+    "SearchResult": "results",
+    "agent_search": "results",
+    "stem": "text",
+    "tokenize": "text",
+}
+"""Each public name and the module that defines it."""
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = facade(__name__, _NAMES)

@@ -68,8 +68,7 @@ class SurfaceWords:
     """The vocabulary as written (lower-cased, unstemmed), with document frequencies.
 
     Kept sorted for prefix completion (a bisection gives the range of words starting with
-    a prefix) and grouped by first letter and length for typo correction. Behaves as a
-    read-only mapping word -> number of skills using it.
+    a prefix). Behaves as a read-only mapping word -> number of skills using it.
     """
 
     def __init__(self, counts: Mapping[str, int] | None = None) -> None:
@@ -77,7 +76,6 @@ class SurfaceWords:
         self.counts: NDArray[np.int32] = np.array(
             [counts[w] for w in self.words] if counts else [], dtype=np.int32
         )
-        self._by_length: dict[tuple[str, int], list[str]] | None = None
 
     @classmethod
     def from_sorted(cls, words: list[str], counts: NDArray[np.int32]) -> SurfaceWords:
@@ -86,18 +84,6 @@ class SurfaceWords:
         self.words = words
         self.counts = counts
         return self
-
-    @property
-    def by_length(self) -> dict[tuple[str, int], list[str]]:
-        """(first letter, length) -> the alphabetic words of 3+ letters so grouped, in
-        order: the typo-correction pools (built on first use: 14 ms at 10k skills)."""
-        if self._by_length is None:
-            groups: dict[tuple[str, int], list[str]] = {}
-            for word in self.words:
-                if word.isalpha() and len(word) >= 3:
-                    groups.setdefault((word[0], len(word)), []).append(word)
-            self._by_length = groups
-        return self._by_length
 
     def _find(self, word: str) -> int:
         i = bisect.bisect_left(self.words, word)
@@ -134,8 +120,6 @@ class SurfaceWords:
             i = bisect.bisect_left(self.words, word)
             self.words.insert(i, word)
             self.counts = np.insert(self.counts, i, 1)
-            if self._by_length is not None and word.isalpha() and len(word) >= 3:
-                bisect.insort(self._by_length.setdefault((word[0], len(word)), []), word)
 
 
 @dataclass(slots=True)

@@ -12,7 +12,6 @@ counts as 255 (BM25 has long saturated by then).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -194,8 +193,3 @@ class BM25Postings:
             + self.norm.nbytes
             + self.doc_len.nbytes
         )
-
-
-def idf_of(df: float, n: int) -> float:
-    """Plain BM25 idf (no floor), used for query-term weighting in coverage."""
-    return max(math.log((n - df + 0.5) / (df + 0.5) + 1.0), 0.0)

@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from skilldeck.core.config import Settings
-from skilldeck.core.limits import AGENT_LIMIT, HUMAN_LIMIT
+from skilldeck.core.limits import HUMAN_LIMIT
 from skilldeck.core.model import Skill
 from skilldeck.core.search import query as query_stage
 from skilldeck.core.search import ranking
@@ -62,10 +62,7 @@ from skilldeck.core.search.embedding import EmbeddingSignal
 from skilldeck.core.search.names import NameTables, name_prefix
 from skilldeck.core.search.postings import FieldArrays, FieldPostings, FieldViews
 from skilldeck.core.search.results import (
-    CLUSTER_GAP,
     SearchResponse,
-    SearchResult,
-    agent_search,
 )
 from skilldeck.core.search.text import RAW_TOKEN, STOPWORDS, normalize, stem, words
 from skilldeck.core.search.triggers import TriggerTable, mentioned_names
@@ -73,15 +70,7 @@ from skilldeck.core.search.triggers import TriggerTable, mentioned_names
 if TYPE_CHECKING:
     from skilldeck.core.store import LocalStore
 
-__all__ = [  # re-exported: older imports of these names from this module keep working
-    "AGENT_LIMIT",
-    "CLUSTER_GAP",
-    "FIELDS",
-    "SearchResponse",
-    "SearchResult",
-    "agent_search",
-    "body_bytes_for",
-]
+__all__ = ["FIELDS", "body_bytes_for"]  # re-exported: the search tests read them from here
 
 FIELD_WEIGHTS: dict[str, float] = {
     "name": 1.5,

@@ -12,53 +12,52 @@ PostgreSQL database named by ``SKILLDECK_SESSIONS_URL``
 for how tool names match.
 """
 
-from skilldeck.core.sessions.backend import SessionBackend
-from skilldeck.core.sessions.chain import (
-    CHECKPOINT,
-    GENESIS,
-    AuditProblem,
-    AuditVerification,
-    ChainRow,
-    row_hash,
-    verify_chain,
-)
-from skilldeck.core.sessions.model import (
-    MODES,
-    REASONS,
-    ActiveSkill,
-    AuditEntry,
-    Decision,
-    PruneResult,
-    Session,
-    base_tool_name,
-    split_tool,
-    tool_matches,
-)
-from skilldeck.core.sessions.sqlite import SqliteBackend
-from skilldeck.core.sessions.store import (
-    SKILL_NAME_MAX,
-    TOOL_NAME_MAX,
-    SessionStore,
-    check_mode,
-    check_name,
-    check_retention,
-    describe_backend,
-    open_backend,
-)
+from typing import TYPE_CHECKING
+
+from skilldeck.core.lazy import facade
+
+if TYPE_CHECKING:
+    from skilldeck.core.sessions.backend import SessionBackend
+    from skilldeck.core.sessions.chain import (
+        CHECKPOINT,
+        GENESIS,
+        AuditVerification,
+        ChainRow,
+        row_hash,
+        verify_chain,
+    )
+    from skilldeck.core.sessions.model import (
+        MODES,
+        REASONS,
+        ActiveSkill,
+        AuditEntry,
+        PruneResult,
+        Session,
+        base_tool_name,
+        iso,
+        split_tool,
+        tool_matches,
+    )
+    from skilldeck.core.sessions.sqlite import SqliteBackend
+    from skilldeck.core.sessions.store import (
+        TOOL_NAME_MAX,
+        SessionStore,
+        check_mode,
+        check_name,
+        check_retention,
+        describe_backend,
+    )
 
 __all__ = [
     "CHECKPOINT",
     "GENESIS",
     "MODES",
     "REASONS",
-    "SKILL_NAME_MAX",
     "TOOL_NAME_MAX",
     "ActiveSkill",
     "AuditEntry",
-    "AuditProblem",
     "AuditVerification",
     "ChainRow",
-    "Decision",
     "PruneResult",
     "Session",
     "SessionBackend",
@@ -69,9 +68,40 @@ __all__ = [
     "check_name",
     "check_retention",
     "describe_backend",
-    "open_backend",
+    "iso",
     "row_hash",
     "split_tool",
     "tool_matches",
     "verify_chain",
 ]
+
+_NAMES = {
+    "SessionBackend": "backend",
+    "AuditVerification": "chain",
+    "CHECKPOINT": "chain",
+    "ChainRow": "chain",
+    "GENESIS": "chain",
+    "row_hash": "chain",
+    "verify_chain": "chain",
+    "ActiveSkill": "model",
+    "AuditEntry": "model",
+    "MODES": "model",
+    "PruneResult": "model",
+    "REASONS": "model",
+    "Session": "model",
+    "base_tool_name": "model",
+    "iso": "model",
+    "split_tool": "model",
+    "tool_matches": "model",
+    "SqliteBackend": "sqlite",
+    "SessionStore": "store",
+    "TOOL_NAME_MAX": "store",
+    "check_mode": "store",
+    "check_name": "store",
+    "check_retention": "store",
+    "describe_backend": "store",
+}
+"""Each public name and the module that defines it."""
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = facade(__name__, _NAMES)

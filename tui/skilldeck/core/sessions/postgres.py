@@ -521,10 +521,6 @@ class PostgresBackend(SqlBackend):
         row = cur.fetchone()
         return int(row[0]) if row else 0
 
-    def schema_version(self) -> int:
-        """The schema version recorded in the database."""
-        return self._run(self._schema_version, transaction=False)
-
     def _next_link(self, cur: Cursor, detail: str) -> tuple[int, str, str]:
         # Held until COMMIT: audit ids become visible in the order they were handed out,
         # and the head read next is the one the previous append committed.

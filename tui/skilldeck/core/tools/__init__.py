@@ -11,42 +11,54 @@ skill's tools can be used.
 * :mod:`.validation`: a skill's validation mode and the findings about its tools.
 """
 
-from skilldeck.core.tools.mcp_config import find_mcp_config, read_mcp_config
-from skilldeck.core.tools.mcp_servers import McpCache, query_server
-from skilldeck.core.tools.model import McpServerStatus, ToolAvailability, ToolInfo, ToolStatus
-from skilldeck.core.tools.preset import BUILTIN_TOOLS
-from skilldeck.core.tools.registry import ToolRegistry, refresh_mcp
-from skilldeck.core.tools.stdio_client import McpQueryError, ServerSpec, list_tools
-from skilldeck.core.tools.validation import (
-    VALIDATION_MODES,
-    check_skill_tools,
-    gate_strict,
-    invalid_problem,
-    tool_diagnostics,
-    unavailable_reason,
-    validation_mode,
-)
+from typing import TYPE_CHECKING
+
+from skilldeck.core.lazy import facade
+
+if TYPE_CHECKING:
+    from skilldeck.core.tools.mcp_config import find_mcp_config
+    from skilldeck.core.tools.model import ToolAvailability
+    from skilldeck.core.tools.preset import BUILTIN_TOOLS
+    from skilldeck.core.tools.registry import ToolRegistry
+    from skilldeck.core.tools.stdio_client import McpQueryError, ServerSpec, list_tools
+    from skilldeck.core.tools.validation import (
+        check_skill_tools,
+        gate_strict,
+        invalid_problem,
+        tool_diagnostics,
+        validation_mode,
+    )
 
 __all__ = [
     "BUILTIN_TOOLS",
-    "VALIDATION_MODES",
-    "McpCache",
     "McpQueryError",
-    "McpServerStatus",
     "ServerSpec",
     "ToolAvailability",
-    "ToolInfo",
     "ToolRegistry",
-    "ToolStatus",
     "check_skill_tools",
     "find_mcp_config",
     "gate_strict",
     "invalid_problem",
     "list_tools",
-    "query_server",
-    "read_mcp_config",
-    "refresh_mcp",
     "tool_diagnostics",
-    "unavailable_reason",
     "validation_mode",
 ]
+
+_NAMES = {
+    "find_mcp_config": "mcp_config",
+    "ToolAvailability": "model",
+    "BUILTIN_TOOLS": "preset",
+    "ToolRegistry": "registry",
+    "McpQueryError": "stdio_client",
+    "ServerSpec": "stdio_client",
+    "list_tools": "stdio_client",
+    "check_skill_tools": "validation",
+    "gate_strict": "validation",
+    "invalid_problem": "validation",
+    "tool_diagnostics": "validation",
+    "validation_mode": "validation",
+}
+"""Each public name and the module that defines it."""
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = facade(__name__, _NAMES)

@@ -127,11 +127,6 @@ def gate_strict(
         skill.missing_tools = tuple(availability.missing_required)
 
 
-def unavailable_reason(skill: Skill) -> str | None:
-    """One sentence saying why a strict skill is unavailable to agents, or None."""
-    return skill.unavailable
-
-
 def invalid_problem(skills: Iterable[Skill], settings: Settings) -> str | None:
     """With ``fail_on_invalid_skills`` on, one sentence naming the invalid skills (the ones
     that win their name), else None."""

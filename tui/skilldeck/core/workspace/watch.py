@@ -1,8 +1,9 @@
-"""What the workspace stats to tell that skills changed on disk (the MCP server polls it).
+"""What the workspace stats to tell that skills changed on disk: the one change check of
+every long-running face (the MCP server and the TUI poll it).
 
 SKILL.md files take the (mtime, size) discovery recorded, so a baseline costs no stat of
-them; the folders that gain new skills (roots, parents of skill folders) and the
-registry and tools files are stat'ed when the baseline is taken.
+them; the folders that gain new skills (roots, parents of skill folders), the registry
+and tools files and the config file are stat'ed when the baseline is taken.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from skilldeck.core.config import config_path
 from skilldeck.core.model import Catalog
 
 
@@ -38,6 +40,7 @@ def baseline(catalog: Catalog, files: list[Path]) -> dict[str, tuple[int, int]]:
         folders[str(skill.base_dir.parent)] = None
     for path in files:
         folders[str(path)] = None
+    folders[config_file()] = None
     for folder in folders:
         stats.setdefault(folder, stat(folder))
     return stats
@@ -46,3 +49,9 @@ def baseline(catalog: Catalog, files: list[Path]) -> dict[str, tuple[int, int]]:
 def changed(watch: dict[str, tuple[int, int]]) -> bool:
     """True when any watched path's stat differs from ``watch``."""
     return any(stat(p) != stamp for p, stamp in watch.items())
+
+
+def config_file() -> str:
+    """The config file the faces load their settings from (watched: settings are not
+    reloaded live, :attr:`~skilldeck.core.workspace.Workspace.settings_stale` says so)."""
+    return str(config_path())
