@@ -15,8 +15,8 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, safe, table
+from skilldeck.core import remote
 from skilldeck.core.limits import AGENT_LIMIT, HUMAN_LIMIT
-from skilldeck.core.remote import CombinedSearch, Federation, approve, read_approvals, review_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -50,7 +50,9 @@ def register(sub: Any) -> None:
 
 def remote_listing(ctx: CliContext) -> Listing | None:
     """The remotes' listing for ``list`` and ``doctor`` (None when none is configured)."""
-    federation = Federation(ctx.settings)
+    if not ctx.settings.remotes:
+        return None  # nothing to ask: the federation code is not even loaded
+    federation = remote.Federation(ctx.settings)
     return federation.listing() if federation.configured else None
 
 
@@ -73,7 +75,7 @@ def remote_search(
 
     if not workspace.generation:
         workspace.discover()
-    combined = CombinedSearch(workspace, scope)
+    combined = remote.CombinedSearch(workspace, scope)
     limit = args.limit or (AGENT_LIMIT if args.agent else HUMAN_LIMIT)
 
     def run(query: str) -> SearchResponse:
@@ -92,9 +94,9 @@ def remote_search(
 def cmd_list(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck remote list``; exit 1 when a remote is unavailable or misconfigured."""
     fmt = ctx.output_format()
-    federation = Federation(ctx.settings)
+    federation = remote.Federation(ctx.settings)
     listing = federation.listing(refresh=args.refresh)
-    approvals = read_approvals()
+    approvals = remote.read_approvals()
     skills = [
         {
             "name": e.qualified,
@@ -102,7 +104,7 @@ def cmd_list(args: argparse.Namespace, ctx: CliContext) -> int:
             "uri": e.uri,
             "description": e.description,
             "digest": f"remote-sha256:{e.digest}",
-            "review": review_of(e, approvals).state,
+            "review": remote.review_of(e, approvals).state,
         }
         for e in listing.entries
     ]
@@ -149,17 +151,17 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck remote show LABEL:NAME``: its current entry and its SKILL.md (verified
     against its digest and its frontmatter against the entry's)."""
     fmt = ctx.output_format()
-    remote = Federation(ctx.settings).load(args.name, agent=False)
-    entry = remote.entry
-    text = remote.data.decode("utf-8", "replace")
+    loaded = remote.Federation(ctx.settings).load(args.name, agent=False)
+    entry = loaded.entry
+    text = loaded.data.decode("utf-8", "replace")
     if fmt == "json":
         ctx.emit_json(
             {
                 "name": entry.qualified,
                 "uri": entry.uri,
                 "digest": f"remote-sha256:{entry.digest}",
-                "review": remote.review.state,
-                "changes": [list(c) for c in remote.review.changes],
+                "review": loaded.review.state,
+                "changes": [list(c) for c in loaded.review.changes],
                 "manifest": entry.manifest,
                 "frontmatter": entry.frontmatter,
                 "skill_md": text,
@@ -168,7 +170,7 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
         return 0
     ctx.echo(f"{safe(entry.qualified)}  {safe(entry.uri)}")
     ctx.echo(f"digest: remote-sha256:{entry.digest} (SKILL.md verified)")
-    for line in _review_lines(remote.review):
+    for line in _review_lines(loaded.review):
         ctx.echo(line)
     ctx.echo("manifest:")
     for line in entry.manifest.splitlines():
@@ -182,9 +184,9 @@ def cmd_approve(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck remote approve LABEL:NAME``: approve its current entry (every file's URI
     and digest); nothing is downloaded (``remote show`` prints it first)."""
     fmt = ctx.output_format()
-    entry = Federation(ctx.settings).current(args.name)
-    before = review_of(entry)
-    line, added = approve(entry)
+    entry = remote.Federation(ctx.settings).current(args.name)
+    before = remote.review_of(entry)
+    line, added = remote.approve(entry)
     tools = entry.frontmatter.get("allowed-tools")
     if fmt == "json":
         ctx.emit_json(
