@@ -388,3 +388,19 @@ def test_validate_shipped_profile(tmp_path: Path, capsys: pytest.CaptureFixture[
         assert code_ in out, out
     code, out, _ = run(capsys, "validate", str(root))
     assert code == 0, out  # the default profile does not ask for the shipped contract
+
+
+def test_the_command_map_names_every_command_of_the_full_parser() -> None:
+    """A command line builds only its own group's parser (COMMANDS): the map must match
+    what the groups register, or a command would be missing from its own parser."""
+    import argparse
+
+    from skilldeck.cli import main as cli_main
+
+    full = cli_main.build_parser()
+    sub = next(a for a in full._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(cli_main.COMMANDS) == set(sub.choices)
+    for command, module in cli_main.COMMANDS.items():
+        one = cli_main.build_parser(command)
+        only = next(a for a in one._actions if isinstance(a, argparse._SubParsersAction))
+        assert command in only.choices and module in cli_main.COMMAND_MODULES

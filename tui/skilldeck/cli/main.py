@@ -152,8 +152,33 @@ class _Parser(argparse.ArgumentParser):
         return super().format_help()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser, with every command group registered."""
+COMMANDS = {
+    **dict.fromkeys(
+        ("lint", "list", "load", "prompt", "read", "rules", "show", "validate"),
+        "skilldeck.cli.core_cmds",
+    ),
+    **dict.fromkeys(("eval", "search"), "skilldeck.cli.search_cmds"),
+    "session": "skilldeck.cli.session_cmds",
+    **dict.fromkeys(("telemetry", "tools"), "skilldeck.cli.tools_cmds"),
+    **dict.fromkeys(("serve", "token"), "skilldeck.cli.serve_cmds"),
+    "doctor": "skilldeck.cli.doctor_cmds",
+    **dict.fromkeys(
+        ("add", "check", "install", "publish", "remove", "sync", "update", "verify"),
+        "skilldeck.cli.install_cmds",
+    ),
+    **dict.fromkeys(("allow", "config", "run"), "skilldeck.cli.exec_cmds"),
+    "context": "skilldeck.cli.context_cmds",
+    "completion": "skilldeck.cli.completion_cmds",
+    "remote": "skilldeck.cli.remote_cmds",
+}
+"""Which module registers each command: a command line that names one builds only that
+module's parsers (about 15 ms of imports saved on every command; ``test_cli_contract``
+checks this map against the full parser)."""
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser: only the group of ``command`` when it is a known command, else every
+    command group (help, completion, a mistyped command)."""
     parser = _Parser(
         prog="skilldeck",
         description="Find, check, load and govern Agent Skills. "
@@ -164,9 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-V", "--version", action="version", version=f"skilldeck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module_name in COMMAND_MODULES:
-        module = importlib.import_module(module_name)
-        module.register(sub)
+    modules = [COMMANDS[command]] if command in COMMANDS else COMMAND_MODULES
+    for module_name in modules:
+        importlib.import_module(module_name).register(sub)
     return parser
 
 
@@ -179,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         options, rest = split_global_options(argv)
         own_exit = OWN_ERROR_EXIT.get(rest[0] if rest else "", 2)
-        parser = build_parser()
+        parser = build_parser(rest[0] if rest else None)
         args, extras = parser.parse_known_args(rest)
         if extras:  # name the command whose --help explains it, not the top level
             _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
