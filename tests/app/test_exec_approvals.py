@@ -130,7 +130,7 @@ async def test_pending_script_shows_text_and_hash_then_approve_pins_it(root: Pat
     result = execute(
         load_settings(), demo(root), "scripts/hello.py", ["x"], store=store, session_id=session.id
     )
-    assert result["allowed_by"] == "approved" and result["stdout"] == "hello x\n"
+    assert result.allowed_by == "approved" and result.run.stdout == "hello x\n"
     store.close()
 
 

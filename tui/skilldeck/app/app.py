@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import events, on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.notifications import SeverityLevel
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.worker import get_current_worker
 
 from skilldeck.app import heap
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
 
 ENV_SEMANTIC = "SKILLDECK_TUI_SEMANTIC"
 
+WATCH_QUIET = 0.5
+"""Seconds without input before the change check runs (it waits for a pause in typing)."""
+
 
 def clean_multiline(text: str) -> str:
     """Notification text with control characters (newlines kept) shown escaped."""
@@ -47,12 +51,24 @@ def screenshot_error(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+class Found(Message):
+    """Discovery progress: the skills read so far (posted by the discovery thread, which
+    goes on without waiting for the UI to show it)."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.count = count
+
+
 class SkilldeckApp(App[int]):
     """Browse, search, review and govern Agent Skills.
 
     Args:
         workspace: The skills and what derives from them (empty until discovery runs).
-        watch: Follow file changes under the roots.
+        watch: Follow changes on disk (skills, registries, the tools and config files):
+            the workspace's own change check (:meth:`Workspace.refresh_if_changed`, what
+            the MCP server polls too) runs every ``watch_interval`` seconds.
+        watch_interval: Seconds between two of those checks.
         poll_interval: Seconds between checks of the session store for outside changes.
         debounce: Seconds of typing quiet before a search runs (0: search every keystroke).
         key_guard: Seconds a dialog that writes ignores keys after it is shown, so keys
@@ -80,17 +96,20 @@ class SkilldeckApp(App[int]):
         Binding("f8", "updates", "Updates", show=False, id="app.updates"),
     ]
 
-    catalog_version: reactive[int] = reactive(0)
+    # The app's state is ``var``: a plain ``reactive`` on the App repaints the whole screen
+    # on every change (a 9 KB frame, ~15 ms, for each discovery progress tick at 10k
+    # skills: ``tests/benchmarks/bench_felt.py``); the screens repaint what shows it.
+    catalog_version: var[int] = var(0)
     """Bumped whenever the catalog, lint findings, index or tool availability change."""
-    discovering: reactive[bool] = reactive(False)
+    discovering: var[bool] = var(False)
     """True while discovery (or a stage after it) is running."""
-    discovered: reactive[int] = reactive(0)
+    discovered: var[int] = var(0)
     """Skills found so far by the running discovery."""
-    stage: reactive[str] = reactive("")
+    stage: var[str] = var("")
     """What the background work is doing now."""
-    session_id: reactive[str | None] = reactive(None)
+    session_id: var[str | None] = var(None)
     """The session operator actions apply to."""
-    store_version: reactive[int] = reactive(0)
+    store_version: var[int] = var(0)
     """Last audit id seen in the session store (changes by any process)."""
 
     def __init__(
@@ -98,6 +117,7 @@ class SkilldeckApp(App[int]):
         workspace: Workspace,
         *,
         watch: bool = True,
+        watch_interval: float = 1.0,
         poll_interval: float = 1.0,
         debounce: float = 0.06,
         key_guard: float = GUARD_SECONDS,
@@ -107,6 +127,12 @@ class SkilldeckApp(App[int]):
         super().__init__()
         self.workspace = workspace
         self.watch_files = watch
+        self.watch_interval = watch_interval
+        self.refreshing = False
+        """True while a change on disk is being brought in (set from the checking thread;
+        searches then run in a worker, not on the event loop)."""
+        self._checking = False
+        self._told_restart = False
         self.poll_interval = poll_interval
         self.debounce = debounce
         self.key_guard = key_guard
@@ -202,13 +228,20 @@ class SkilldeckApp(App[int]):
 
         def progress(count: int) -> None:
             if not worker.is_cancelled:
-                self.call_from_thread(setattr, self, "discovered", count)
+                self.post_message(Found(count))  # thread-safe, and does not wait
 
         workspace = self.workspace
+
+        def index() -> None:
+            workspace.index()
+            # The first one-letter query builds the index's name tables (24 ms at 10k
+            # skills, on the event loop when typed): build them here instead.
+            workspace.search("a", limit=1)
+
         stages: tuple[tuple[str, Callable[[], object]], ...] = (
             ("discovering", lambda: workspace.discover(progress)),
             ("linting", workspace.lint),
-            ("indexing", workspace.index),
+            ("indexing", index),
             ("checking tools", workspace.tools),
         )
         for name, stage in stages:
@@ -238,6 +271,11 @@ class SkilldeckApp(App[int]):
                 self.notify, f"{diag.code}: {diag.message}", severity="warning", timeout=6
             )
 
+    @on(Found)
+    def _found(self, message: Found) -> None:
+        if self.discovering:
+            self.discovered = message.count
+
     def _set_progress(self, running: bool, stage: str, count: int) -> None:
         self.discovering = running
         self.stage = stage
@@ -246,7 +284,7 @@ class SkilldeckApp(App[int]):
     def _discovery_done(self) -> None:
         if self.watch_files and not self._watching:
             self._watching = True
-            self.watch_roots()
+            self.set_interval(self.watch_interval, self._poll_changes)
         workspace = self.workspace
         if self.use_semantic and workspace.has_index() and not workspace.semantic():
             self._embed()
@@ -273,41 +311,54 @@ class SkilldeckApp(App[int]):
 
     # ----------------------------------------------------------------- live changes
 
-    def watched_paths(self) -> list[Path]:
-        """The folders to watch: the catalog roots that exist."""
-        paths = [p for p, _source in self.workspace.catalog.roots if p.is_dir()]
-        if not paths and self.workspace.explicit_roots:
-            paths = [p for p in self.workspace.explicit_roots if p.is_dir()]
-        return paths
+    def _poll_changes(self) -> None:
+        """Check for changes on disk unless a check or a discovery is running, or keys are
+        arriving (the check stats every watched file: ~25 ms of a thread at 10k skills,
+        which would share the interpreter with the keystrokes' repaints)."""
+        if self.collector.quiet_for() < WATCH_QUIET:
+            return
+        if not self._checking and not self.discovering:
+            self._checking = True
+            self.check_changes()
 
-    @work(exclusive=True, group="watch")
-    async def watch_roots(self) -> None:
-        """Follow SKILL.md changes with watchfiles and re-index only what changed."""
+    @work(thread=True, group="watch")
+    def check_changes(self) -> bool:
+        """Bring the workspace up to date when anything it watches changed on disk
+        (one ``stat`` per watched path; discovery again only when one differs), then
+        repaint. Returns True when something changed."""
+        workspace = self.workspace
+        changed = False
         try:
-            from watchfiles import awatch
-        except ImportError:  # pragma: no cover - watchfiles is a declared dependency
+            if workspace.changed_on_disk():
+                self.refreshing = True
+                changed = workspace.refresh_if_changed()
+        except SkilldeckError as exc:
+            self.call_from_thread(self.notify, exc.message, severity="error")
+        except Exception as exc:  # a failed check must not stop the next ones
+            self.call_from_thread(self.notify, f"Could not refresh: {exc}", severity="error")
+        finally:
+            self.refreshing = False
+            self._checking = False
+        if changed:
+            self.call_from_thread(self._changes_applied)
+        return changed
+
+    def _changes_applied(self) -> None:
+        self.bump()
+        if self.workspace.settings_stale and not self._told_restart:
+            self._told_restart = True
             self.notify(
-                "Live updates are off: the watchfiles package is missing.", severity="warning"
+                "The config file changed: restart Skilldeck to apply it "
+                "(skills, registries and the tools file update live).",
+                title="Skilldeck",
+                severity="warning",
+                timeout=10,
             )
-            return
-        paths = self.watched_paths()
-        if not paths:
-            return
-        try:
-            async for changes in awatch(
-                *paths,
-                debounce=200,
-                step=50,
-                watch_filter=lambda _c, p: p.endswith(("SKILL.md", "skill.md")),
-            ):
-                changed = sorted({Path(p) for _change, p in changes})
-                await self.apply_changes(changed)
-        except Exception as exc:
-            self.notify(f"Live updates stopped: {exc}", severity="warning")
 
     async def apply_changes(self, paths: list[Path]) -> None:
         """Bring the workspace up to date after SKILL.md files changed, appeared or went
         (discovery again: unchanged skills come from the store), then repaint."""
+        self.refreshing = True
         try:
             await asyncio.to_thread(self.workspace.refresh, paths)
         except SkilldeckError as exc:
@@ -315,6 +366,8 @@ class SkilldeckApp(App[int]):
         except Exception as exc:
             names = ", ".join(p.name for p in paths[:3])
             self.notify(f"Could not refresh {names}: {exc}", severity="error")
+        finally:
+            self.refreshing = False
         self.bump()
 
     # ----------------------------------------------------------------- sessions

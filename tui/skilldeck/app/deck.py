@@ -28,6 +28,7 @@ class DeckHost(Protocol):
     debounce: float
     key_guard: float
     discovering: bool
+    refreshing: bool
     discovered: int
     stage: str
     catalog_version: int

@@ -69,6 +69,10 @@ class IdleCollector:
         self._last_input = time.monotonic()
         self._dirty = True
 
+    def quiet_for(self) -> float:
+        """Seconds since the last key press or click."""
+        return time.monotonic() - self._last_input
+
     def tick(self) -> bool:
         """Run a full collection if one is due and nobody is typing; True if it ran."""
         if not self._dirty or self._saved is None:

@@ -20,6 +20,7 @@ def make_app(
     settings: Settings | None = None,
     profile: str = "default",
     watch: bool = True,
+    watch_interval: float = 1.0,
     poll_interval: float = 1.0,
     debounce: float = 0.06,
     key_guard: float = GUARD_SECONDS,
@@ -33,7 +34,8 @@ def make_app(
         roots: Explicit skill roots (``--root``), or None.
         settings: Settings; loaded from ``SKILLDECK_HOME`` when omitted.
         profile: Validation profile.
-        watch: Follow file changes live.
+        watch: Follow changes on disk live (skills, registries, tools and config files).
+        watch_interval: Seconds between two checks for changes on disk.
         poll_interval: Seconds between session-store change checks (0: never).
         debounce: Typing quiet time before a search (0: search on every keystroke).
         key_guard: Seconds a writing dialog ignores keys after it is shown (0: none).
@@ -46,10 +48,13 @@ def make_app(
         The app, not yet running.
     """
     resolved = [p.expanduser().resolve() for p in roots] if roots else None
-    workspace = Workspace(settings or load_settings(), resolved, profile=profile, store=store)
+    workspace = Workspace(
+        settings or load_settings(), resolved, profile=profile, store=store, watch=watch
+    )
     return SkilldeckApp(
         workspace,
         watch=watch,
+        watch_interval=watch_interval,
         poll_interval=poll_interval,
         debounce=debounce,
         key_guard=key_guard,

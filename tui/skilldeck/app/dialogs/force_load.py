@@ -23,7 +23,7 @@ from skilldeck.core.safe_text import for_terminal
 
 if TYPE_CHECKING:
     from skilldeck.core.loader import LoadResult
-    from skilldeck.core.workspace import Telemetry
+    from skilldeck.core.telemetry import Telemetry
 
 NEW_SESSION = "__new__"
 

@@ -18,7 +18,7 @@ from skilldeck.app.colors import WARNING
 from skilldeck.app.dialogs.guarded import GuardedDialog
 from skilldeck.app.labels import clean, literal
 from skilldeck.app.widgets.preview_pane import language_for
-from skilldeck.core.execution.review import FileRequest, FileReview, review_file_request
+from skilldeck.core.execution import FileRequest, FileReview, review_file_request
 
 APPROVE, DENY = "approve", "deny"
 """What the dialog answers (None: the operator decided nothing)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import ExitStack
 from typing import ClassVar
 
 from rich.text import Text
@@ -62,6 +63,12 @@ with "Rendered")."""
 
 NARROW_SCREEN = 100
 """Screens narrower than this get the short tab labels."""
+
+FRAME_HOLD = 0.004
+"""Seconds repaints wait after a keystroke's list was replaced on the event loop: the
+search box would otherwise be painted alone and the list a frame (up to 16.7 ms) later.
+The list's, status line's and box's repaint requests arrive within about a millisecond
+(``tests/benchmarks/bench_felt.py``, 10k skills)."""
 
 SEMANTIC_PAUSE = 0.4
 """Seconds of typing quiet before results are refined with the (slow) embedding signal."""
@@ -197,6 +204,8 @@ class MainScreen(SkillActions):
         self.workspace = workspace
         """The skills shown (read here; the app runs its stages)."""
         self._debounce: Timer | None = None
+        self._hold: ExitStack | None = None
+        self._wide: bool | None = None
         self._refine: Timer | None = None
         self._shown: Skill | None = None
         self._detailed: Skill | None = None
@@ -250,6 +259,7 @@ class MainScreen(SkillActions):
         if deck.deterministic:
             self.query_one("#search", Input).cursor_blink = False
             self.query_one("#raw", TextArea).cursor_blink = False
+        self.watch(self.query_one("#search", Input), "value", self._query_changed, init=False)
         self.watch(self.app, "catalog_version", self._catalog_changed)
         self.watch(self.app, "discovering", self._progress_changed)
         self.watch(self.app, "discovered", self._progress_changed, init=False)
@@ -285,7 +295,7 @@ class MainScreen(SkillActions):
             threshold=self.workspace.settings.confidence_threshold,
             deterministic=self.deck.deterministic,
             stage=self.deck.stage,
-            skills=self.workspace.catalog.skills,
+            counts=self.workspace.listed_counts() if not ranked.query.strip() else (0, {}),
         )
 
     # ----------------------------------------------------------------- search
@@ -295,10 +305,18 @@ class MainScreen(SkillActions):
         """The text in the search box."""
         return self.query_one("#search", Input).value
 
-    @on(Input.Changed, "#search")
-    def _query_changed(self, event: Input.Changed) -> None:
+    def _query_changed(self, _value: str) -> None:
+        """The query changed: a watcher of the box's value, so it runs inside the key's
+        own handling and the re-ranked list is painted in the same frame as the typed
+        character (an ``Input.Changed`` message arrives after that frame: one frame,
+        15-20 ms, later at 10k skills, ``tests/benchmarks/bench_felt.py``)."""
         if self._shown is not self._detailed:
             # Still typing: the detail panes wait for a pause after this keystroke too.
+            self._details(self._shown, TYPING_DETAIL_DELAY)
+        preview = self.query_one(PreviewPane)
+        if preview.is_loading:
+            preview.stop_loading()
+            self._detailed = None  # filled again once typing pauses
             self._details(self._shown, TYPING_DETAIL_DELAY)
         if self._debounce is not None:
             self._debounce.stop()
@@ -326,12 +344,63 @@ class MainScreen(SkillActions):
         self.query_one(ResultsList).focus()
 
     def run_search(self, keep: Skill | None = None) -> None:
-        """Re-rank for the current query (in an exclusive thread worker)."""
+        """Re-rank for the current query: at once when the index is ready and idle (see
+        :meth:`_rank_now`), else in an exclusive thread worker."""
         self._debounce = None
         if self._refine is not None:
             self._refine.stop()
             self._refine = None
-        self._search(self.query_text, keep, False)
+        query = self.query_text
+        ranked = self._rank_now(query)
+        if ranked is None:
+            self._search(query, keep, False)
+        else:
+            self.workers.cancel_group(self, "search")  # an older answer is stale now
+            self._hold_frame()
+            self._apply(ranked, keep)
+
+    def _hold_frame(self) -> None:
+        """Hold repaints for :data:`FRAME_HOLD`, so the search box, the status line and the
+        list (each reports its repaint from its own task) are painted in one frame."""
+        if self._hold is not None:
+            return
+        self._hold = hold = ExitStack()
+        hold.enter_context(self.app.batch_update())
+
+        def release() -> None:
+            self._hold = None
+            hold.close()
+            self.check_idle()  # the screen repaints what became dirty meanwhile
+
+        self.app.set_timer(FRAME_HOLD, release)  # the app's timer: runs even if we close
+
+    def _rank_now(self, query: str) -> Ranked | None:
+        """Rank on the event loop when nothing can make the search wait: the listing of
+        an empty query, or the index is loaded and no stage or refresh is running (checked
+        under the workspace lock, which every stage takes to swap its result in). None:
+        use the worker.
+
+        Measured with ``tests/benchmarks/bench_felt.py`` (10k skills, tmux): the search
+        takes 1-2 ms, but a thread worker's round trip put the list one frame after the
+        search box's echo, 15-25 ms later; ranked here, both land in the same frame.
+        """
+        deck = self.deck
+        workspace = self.workspace
+
+        def may_wait() -> bool:  # the listing (no query) never reads the index
+            busy = deck.discovering or deck.refreshing or not workspace.has_index("all")
+            return busy and bool(query.strip())
+
+        if may_wait() or not workspace.lock.acquire(blocking=False):
+            return None
+        try:
+            if may_wait():
+                return None
+            return rank(workspace, query, RESULT_LIMIT)
+        except Exception:
+            return None  # the worker runs it again and reports the error
+        finally:
+            workspace.lock.release()
 
     def _refine_search(self) -> None:
         self._refine = None
@@ -455,7 +524,10 @@ class MainScreen(SkillActions):
     def on_resize(self) -> None:
         """Shorten the tab labels and the footer on narrow terminals."""
         self._label_diagnostics_tab()
-        self.refresh_bindings()
+        wide = self.size.width >= FOOTER_WITH_HELP
+        if wide != self._wide:  # a footer rebuild costs a full frame: only on a change
+            self._wide = wide
+            self.refresh_bindings()
 
     async def action_help(self) -> None:
         """Show the help screen (the footer's Help entry)."""

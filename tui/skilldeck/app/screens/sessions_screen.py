@@ -21,12 +21,12 @@ from skilldeck.app.deck import UsesDeck
 from skilldeck.app.labels import clean, literal
 from skilldeck.app.widgets.fitted_input import FittedInput
 from skilldeck.core.errors import SkilldeckError
-from skilldeck.core.execution.review import FileRequest, parse_file_request
+from skilldeck.core.execution import FileRequest, parse_file_request
+from skilldeck.core.sessions import MODES
 
 if TYPE_CHECKING:
     from skilldeck.core.sessions import AuditEntry, Session
 
-MODES = ("strict", "approval", "permissive")
 MODE_MEANING = {
     "strict": "Only tools allowed by active skills or approved by you may run.",
     "approval": "Tools outside the allow-lists wait in the queue for your approval.",

@@ -110,7 +110,7 @@ class SkillActions(UsesDeck, Screen[None]):
     @on(ToolsetTable.Review)
     def _review_toolset(self, event: ToolsetTable.Review) -> None:
         from skilldeck.app.dialogs.request_review import RequestReviewDialog
-        from skilldeck.core.execution.review import parse_file_request
+        from skilldeck.core.execution import parse_file_request
 
         request = parse_file_request(event.status.approval)
         if request is None:

@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 from skilldeck.app.colors import WARNING, WARNING_STYLE
 from skilldeck.app.labels import clean, literal, short_path
 from skilldeck.core.errors import SkilldeckError
-from skilldeck.core.install.reasons import FORCIBLE, Reason
+from skilldeck.core.install import FORCIBLE, Reason
 
 if TYPE_CHECKING:
     from skilldeck.core.install import Finding, Lockfile, Status, UpdatePlan

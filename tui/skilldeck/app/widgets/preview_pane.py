@@ -7,7 +7,6 @@ from collections import OrderedDict
 from pathlib import Path
 
 from rich.console import RenderableType
-from rich.markdown import Markdown as RichMarkdown
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -60,7 +59,7 @@ def language_for(name: str) -> str | None:
 
 
 def _read(skill: Skill) -> tuple[str, str]:
-    from skilldeck.core.discovery.frontmatter import read_body, read_source
+    from skilldeck.core.discovery import read_body, read_source
 
     return read_body(skill), read_source(skill)
 
@@ -290,6 +289,15 @@ class PreviewPane(Vertical):
             self._set_loading(True)
             self._load(skill)
 
+    def stop_loading(self) -> None:
+        """Give up a body still being rendered (typing resumed: the Markdown widget's
+        mounting and reflows would hold up the next keystrokes, 50-90 ms each on the
+        shared corpus, ``tests/benchmarks/bench_felt.py``); the next :meth:`show` of the
+        skill renders it again."""
+        if self.is_loading:
+            self.workers.cancel_group(self, "preview")
+            self._skill = None
+
     def _set_loading(self, loading: bool) -> None:
         self.query_one(ContentSwitcher).loading = loading
 
@@ -402,6 +410,8 @@ class PreviewPane(Vertical):
             await md.update("")
             plain.display = True
             if size <= RICH_MARKDOWN_LIMIT:
+                from rich.markdown import Markdown as RichMarkdown  # 20 ms: on first use
+
                 plain.update(RichMarkdown(body))
             else:
                 plain.update(Text(body))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -13,39 +12,17 @@ from skilldeck.app.colors import WARNING
 
 if TYPE_CHECKING:
     from skilldeck.app.ranked import Ranked
-    from skilldeck.core.model import Skill
 
 
-def skill_counts(skills: Iterable[Skill]) -> tuple[int, dict[str, int]]:
-    """How many skills count as skills, and why the others do not.
-
-    The count is the one ``skilldeck list`` prints: skills that win their name, are
-    enabled and are valid. The rest are counted once each, by their first reason
-    (``shadowed``, ``disabled``, ``invalid``), for the ``(+1 invalid)`` note.
-    """
-    usable = 0
-    others: dict[str, int] = {}
-    for skill in skills:
-        reason = (
-            "shadowed"
-            if skill.shadowed
-            else "disabled"
-            if not skill.enabled
-            else "invalid"
-            if not skill.valid
-            else ""
-        )
-        if reason:
-            others[reason] = others.get(reason, 0) + 1
-        else:
-            usable += 1
-    return usable, others
+Counts = tuple[int, dict[str, int]]
+"""How many skills count as skills, and the others by reason
+(:meth:`~skilldeck.core.workspace.Workspace.listed_counts`)."""
 
 
-def listing(skills: Iterable[Skill], listed: int, spelled: bool = True) -> Text:
+def listing(counts: Counts, listed: int, spelled: bool = True) -> Text:
     """``3 skills (+1 invalid)``: the count ``skilldeck list`` prints, then the other rows
     the list shows, with their reasons (``spelled``) or as ``(+2 not usable)``."""
-    usable, others = skill_counts(skills)
+    usable, others = counts
     if not usable and not others:
         usable = listed  # no catalog given: count the rows
     text = Text(f"{usable} skill{'' if usable == 1 else 's'}", style="bold")
@@ -87,7 +64,7 @@ class StatusLine(Static):
         threshold: float,
         deterministic: bool,
         stage: str,
-        skills: Iterable[Skill] = (),
+        counts: Counts = (0, {}),
     ) -> None:
         """Summarise one ranking.
 
@@ -96,8 +73,9 @@ class StatusLine(Static):
             threshold: Top scores below this say "no confident match".
             deterministic: Leave out the timing (tests and screenshots).
             stage: A background stage still running, or "".
-            skills: Every discovered skill: with no query the line counts them as
-                ``skilldeck list`` does and says how many more are listed.
+            counts: The skills that count and the others by reason: with no query the
+                line counts them as ``skilldeck list`` does and says how many more are
+                listed.
         """
         heads = [Text(), Text()]  # the count with the reasons spelled out, and short
         if ranked.query.strip():
@@ -106,7 +84,7 @@ class StatusLine(Static):
                 head.append("" if ranked.total == 1 else "es", style="bold")
         else:
             for head, spelled in zip(heads, (True, False), strict=True):
-                head.append_text(listing(skills, ranked.total, spelled))
+                head.append_text(listing(counts, ranked.total, spelled))
         tail, timing = Text(), Text()
         if ranked.ranked and ranked.query.strip() and ranked.hits:
             top = max((h.score or 0.0) for h in ranked.hits)

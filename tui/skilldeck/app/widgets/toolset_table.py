@@ -18,7 +18,7 @@ from skilldeck.core.errors import SkilldeckError
 
 if TYPE_CHECKING:
     from skilldeck.core.config import Settings
-    from skilldeck.core.execution.toolsets import ToolsetToolStatus
+    from skilldeck.core.execution import ToolsetToolStatus
     from skilldeck.core.model import Skill
     from skilldeck.core.sessions import SessionStore
 
@@ -115,7 +115,7 @@ class ToolsetTable(DataTable[Text]):
         session_id: str | None,
         store: Callable[[], SessionStore],
     ) -> None:
-        from skilldeck.core.execution.toolsets import toolset_status
+        from skilldeck.core.execution import toolset_status
 
         worker = get_current_worker()
         try:

@@ -132,7 +132,6 @@ class Workspace:
         self._registry: ToolRegistry | None = None
         self._indexes: dict[Scope, tuple[int, SearchIndex]] = {}
         self._sorted: list[Skill] | None = None
-        self._counts: tuple[Catalog, tuple[int, dict[str, int]]] | None = None
         self._by_path: dict[Path, Skill] = {}
         self._by_name: dict[str, Skill] = {}
         self._visible: list[Skill] = []
@@ -469,12 +468,8 @@ class Workspace:
 
     def listed_counts(self) -> tuple[int, dict[str, int]]:
         """How many skills count (:meth:`listed`), and the others by their first reason
-        (``{"disabled": 1}``); kept until the next discovery."""
-        catalog = self.catalog
-        held = self._counts
-        if held is None or held[0] is not catalog:
-            held = self._counts = (catalog, listed_counts(catalog.skills))
-        return held[1]
+        (``{"disabled": 1}``)."""
+        return listed_counts(self.catalog.skills)
 
     def skill_at(self, path: Path) -> Skill | None:
         """The skill whose SKILL.md is ``path``."""
