@@ -198,22 +198,7 @@ def load_skill(
     source = _instructions(skill, settings, store)
     if source.notice:
         warnings.append(source.notice)
-    raw = source.text
-    leading = len(raw) - len(raw.lstrip("\n"))
-    body, used, missing = substitute(raw[leading:], arguments, skill.base_dir)
-    if missing:
-        given = len(split_arguments(arguments))
-        warnings.append(
-            f"body refers to argument(s) {', '.join(map(str, missing))} "
-            f"but {given} argument(s) were given"
-        )
-    body_tokens = estimate_tokens(body)
-    truncated = token_cap > 0 and body_tokens > token_cap
-    if truncated:
-        body, cut_tokens = _cap_body(skill, body, body_tokens, token_cap, leading, source)
-        warnings.append(f"body truncated: about {cut_tokens} tokens cut")
-    if arguments and not used:
-        body = body.rstrip("\n") + f"\n\nARGUMENTS: {arguments}"
+    body, body_tokens, truncated = _body(skill, source, arguments, token_cap, warnings)
     text = f"Base directory for this skill: {skill.base_dir}\n\n{body}"
     return LoadResult(
         name=skill.name,
@@ -232,6 +217,30 @@ def load_skill(
         source=source.source,
         digest=source.digest,
     )
+
+
+def _body(
+    skill: Skill, source: Instructions, arguments: str, token_cap: int, warnings: list[str]
+) -> tuple[str, int, bool]:
+    """The instructions with the arguments applied and cut at ``token_cap``: (body, its
+    estimated tokens before the cut, whether it was cut); problems go to ``warnings``."""
+    raw = source.text
+    leading = len(raw) - len(raw.lstrip("\n"))
+    body, used, missing = substitute(raw[leading:], arguments, skill.base_dir)
+    if missing:
+        given = len(split_arguments(arguments))
+        warnings.append(
+            f"body refers to argument(s) {', '.join(map(str, missing))} "
+            f"but {given} argument(s) were given"
+        )
+    body_tokens = estimate_tokens(body)
+    truncated = token_cap > 0 and body_tokens > token_cap
+    if truncated:
+        body, cut_tokens = _cap_body(skill, body, body_tokens, token_cap, leading, source)
+        warnings.append(f"body truncated: about {cut_tokens} tokens cut")
+    if arguments and not used:
+        body = body.rstrip("\n") + f"\n\nARGUMENTS: {arguments}"
+    return body, body_tokens, truncated
 
 
 def _instructions(
