@@ -98,3 +98,21 @@ def need_semantic_extra() -> None:
     if os.environ.get("SKILLDECK_REQUIRE_SEMANTIC") == "1":
         pytest.fail(f"{message}, but SKILLDECK_REQUIRE_SEMANTIC=1", pytrace=False)
     pytest.skip(message)
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``skilldeck ARGV`` in process: (exit code, stdout, stderr)."""
+    from skilldeck.cli.main import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project folder, made the current directory."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder

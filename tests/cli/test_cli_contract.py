@@ -11,17 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_cli as run
 from conftest import write_skill
 from skilldeck.cli.main import main
 
 GOOD = "Converts spreadsheets to CSV files for imports. Use when exporting spreadsheet data."
 ESC = "\x1b"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_rules_looks_up_codes_and_prefixes(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,16 +12,10 @@ from typing import Any
 
 import pytest
 
+from conftest import run_cli as run
 from conftest import write_skill
-from skilldeck.cli.main import main
 
 ESC = "\x1b"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:

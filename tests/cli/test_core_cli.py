@@ -11,18 +11,13 @@ from pathlib import Path
 import pytest
 
 from conftest import SHIPPED_SKILLS, write_skill
-from skilldeck.cli.main import main, split_global_options
+from conftest import run_cli as run
+from skilldeck.cli.main import split_global_options
 
 GOOD_DESC = (
     "Formats changelog entries from merged pull requests. Use when preparing release notes "
     "or a CHANGELOG section."
 )
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

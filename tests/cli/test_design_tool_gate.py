@@ -10,16 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_cli as run
 from conftest import write_skill
-from skilldeck.cli.main import main
 
 TOOLS = "tools:\n  - name: NoSuchTool\n    required: true\n"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def make_root(tmp_path: Path, mode: str | None) -> Path:

@@ -8,16 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from skilldeck.cli.main import main
+from conftest import run_cli as run
 from skilldeck.core.config import Settings
 from skilldeck.core.sessions import SessionStore
 from skilldeck.core.sessions.postgres import SCHEMA_VERSION
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_doctor_reports_embedded_sqlite(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from skilldeck.cli.main import main
+from conftest import run_cli as run
 
 
 def write(repo: Path, name: str, body: str = "# Title\n\nBody.\n", script: str = "") -> None:
@@ -33,20 +33,6 @@ def repo(tmp_path: Path) -> Path:
     git(repo, "commit", "-qm", "first")
     git(repo, "tag", "v1")
     return repo
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_add_check_update_cycle(

@@ -8,9 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_install_cli import run, write
+from test_install_cli import write
 
 from conftest import git
+from conftest import run_cli as run
 from skilldeck.core.install.skills_json import folder_hash
 
 

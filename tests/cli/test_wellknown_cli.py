@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_cli as run
 from conftest import write_skill
-from skilldeck.cli.main import main
 from skilldeck.core.install.wellknown import SCHEMA, digest_of
 
 
@@ -40,20 +40,6 @@ def site(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def make_skills(root: Path) -> Path:

@@ -75,12 +75,17 @@ def http_transport(url: str, home: Path, token: str | None = None) -> Any:
 
 
 def start_http(
-    root: Path, home: Path, host: str = "127.0.0.1", *extra: str
+    root: Path,
+    home: Path,
+    host: str = "127.0.0.1",
+    *extra: str,
+    env: dict[str, str] | None = None,
 ) -> tuple[subprocess.Popen[str], str]:
-    """A ``serve --http HOST:0`` subprocess and the URL it says it listens on."""
+    """A ``serve --http HOST:0`` subprocess (``env``: more environment variables) and the
+    URL it says it listens on."""
     proc = subprocess.Popen(
         [sys.executable, *serve_args(root, "--http", f"{host}:0", *extra)],
-        env=server_env(home),
+        env=server_env(home) | (env or {}),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

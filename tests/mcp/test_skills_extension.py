@@ -17,7 +17,6 @@ import hashlib
 import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -26,7 +25,7 @@ import jsonschema  # type: ignore[import-untyped]
 import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp_harness import ServerClient, http_transport, make_home, serve_args, server_env
+from mcp_harness import ServerClient, http_transport, make_home, start_http
 from pydantic import RootModel
 
 from conftest import write_skill
@@ -412,27 +411,8 @@ def test_entries_follow_changes_on_disk(roots: tuple[Path, Path], home: Path) ->
 
 
 def _start_http(roots: tuple[Path, Path], home: Path) -> tuple[subprocess.Popen[str], str]:
-    env = server_env(home) | {"SKILLDECK_SKILLS_PAGE_SIZE": "2"}
-    args = serve_args(roots[0], "--root", str(roots[1]), "--http", "127.0.0.1:0")
-    proc = subprocess.Popen(
-        [sys.executable, *args],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        found = re.search(r"listening on (http://\S+)", line)
-        if found:
-            return proc, found.group(1)
-        if not line and proc.poll() is not None:
-            break
-    proc.kill()
-    raise AssertionError("HTTP server did not start")
+    page = {"SKILLDECK_SKILLS_PAGE_SIZE": "2"}
+    return start_http(roots[0], home, "127.0.0.1", "--root", str(roots[1]), env=page)
 
 
 def test_skills_extension_over_http(roots: tuple[Path, Path], home: Path) -> None:

@@ -179,7 +179,7 @@ class FederatedService(SkillService):
             )
         item = entry.file(path.replace("\\", "/"))
         uri = item.uri if item is not None else entry.uri
-        text = _text(blob)
+        text = loader.exact_text(blob)
         mime = loader.mime_of(path)
         self.workspace.telemetry.emit(
             "skill_resource_requested",
@@ -210,16 +210,6 @@ class FederatedService(SkillService):
             return ToolOutput(data, message, blob=(uri, mime, blob))
         data["text"] = text
         return ToolOutput(data, text)
-
-
-def _text(data: bytes) -> str | None:
-    """``data`` as UTF-8 text when it is text (no NUL, decodes strictly), else None."""
-    if b"\x00" in data:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
 
 
 def _remote_facts(label: str, entry: RemoteEntry, review: str) -> dict[str, Any]:

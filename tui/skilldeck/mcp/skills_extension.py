@@ -45,6 +45,7 @@ from skilldeck.core.loader import (
     SkillEntry,
     build_entry,
     children,
+    exact_text,
     mime_of,
     prefix_children,
     skill_paths,
@@ -211,7 +212,7 @@ class SkillsExtension:
         data = entry.data(rel)
         if data is None:
             return self.service.read_uri(uri)
-        text = _text(data)
+        text = exact_text(data)
         if rel != SKILL_FILE:
             self.service.workspace.telemetry.emit(
                 "skill_resource_requested",
@@ -283,16 +284,6 @@ def _resource(child: Child) -> dict[str, Any]:
     """A ``Resource`` object (wire form) of a directory child."""
     resource = types.Resource(uri=child.uri, name=child.name, mime_type=child.mime, size=child.size)
     return resource.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-
-def _text(data: bytes) -> str | None:
-    """``data`` as UTF-8 text when it is text (no NUL, decodes strictly), else None."""
-    if b"\x00" in data:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
 
 
 def _shown(uri: str) -> str:

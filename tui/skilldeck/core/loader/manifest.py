@@ -250,6 +250,17 @@ def discovered_files(snapshot: Snapshot, skill: Skill) -> Snapshot:
     return Snapshot(snapshot.folder, kept)
 
 
+def exact_text(data: bytes) -> str | None:
+    """``data`` as UTF-8 text, byte for byte (a BOM kept, so its digest still holds), or
+    None when it is binary (a NUL, or not strict UTF-8)."""
+    if b"\x00" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def json_value(value: Any) -> Any:
     """A YAML value as JSON: mappings and sequences recursively (keys as strings), dates
     and times in ISO 8601, binary as base64, sets as sorted lists, non-finite floats as
