@@ -27,8 +27,14 @@ _.isolation_level
 _.should_exit
 _.__spec__
 _.capture_signals  # uvicorn.Server hook, overridden in mcp/transport.py
+_.disconnected  # uvicorn's request cycle, marked in mcp/request_deadlines.py
+_.whitespace_split  # shlex.shlex's option, set in tests/test_docs.py
 _.readable  # io.RawIOBase protocol (core/install/archive.py)
+_.do_DELETE  # http.server hook (tests/core/test_mcp_client.py's handshake-era server)
 _.readinto
+_.http_open  # urllib.request handler hooks, called by scheme name (core/web.py)
+_.https_open
+_.daemon_threads  # socketserver reads it: request threads must not outlive a test server
 
 # Read by name: Textual's App.watch(app, "catalog_version", ...); notify(markup=...) keeps
 # Textual's signature; a pytest fixture used as a parameter; a benchmark run by name in a

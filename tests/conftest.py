@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +35,10 @@ def isolated_home(
     monkeypatch.delenv("SKILLDECK_CONFIG", raising=False)
     monkeypatch.delenv("SKILLS_PROMPT_CHAR_BUDGET", raising=False)
     monkeypatch.delenv("SKILLDECK_SESSIONS_URL", raising=False)
+    for knob in ("SKILLS_DIR", "CUSTOM_SKILLS_DIR", "SKILLS_REFRESH_ON_CALL"):
+        monkeypatch.delenv(knob, raising=False)
+        monkeypatch.delenv(f"SKILLDECK_{knob}", raising=False)
+    monkeypatch.delenv("SKILLDECK_TELEMETRY_OTLP_ENDPOINT", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     yield home
 
@@ -53,12 +60,95 @@ def write_skill(
     return path
 
 
+LONG_BODY = "# Guide\n\n" + "\n".join(f"Step {i}: do the thing number {i}." for i in range(40))
+
+
+def build_root(root: Path) -> Path:
+    """Four skills with a spread of states in ``root`` (emptied first): clean with tools and
+    a resource file, warnings and a declared missing tool, a broken link, broken YAML."""
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    write_skill(
+        root,
+        "pdf-forms",
+        description="Fills and flattens PDF forms. Use when the user asks to fill a "
+        "PDF form or extract form fields.",
+        body="# PDF forms\n\nRead [the guide](references/guide.md) first.\n\n"
+        "Run `fill.py $ARGUMENTS`.\n",
+        extra="allowed-tools: Read Bash\n",
+    )
+    (root / "pdf-forms" / "references").mkdir()
+    (root / "pdf-forms" / "references" / "guide.md").write_text(
+        "# Guide\n\nField names are case sensitive.\n", encoding="utf-8"
+    )
+    write_skill(
+        root,
+        "git-release",
+        description="Prepares a release with changelog, tag and notes. Use when "
+        "cutting a new version of a git repository.",
+        body=LONG_BODY + "\n",
+        extra="tools:\n  - name: NoSuchTool\n    purpose: publish\n    required: true\n",
+    )
+    write_skill(root, "vague", description="Helps.", body="# Vague\n\nSee [x](missing.md).\n")
+    write_skill(root, "broken-yaml", description="Broken: on purpose, the colon breaks YAML.")
+    return root
+
+
+@pytest.fixture
+def skills_root(tmp_path: Path) -> Path:
+    """The four skills of :func:`build_root` in this test's own folder."""
+    return build_root(tmp_path / "skills")
+
+
+@pytest.fixture
+def readable_tmp() -> Iterator[Path]:
+    """A fresh folder every user can enter: pytest's own are private to root, and a run
+    sandboxed as root is shown only what ``nobody`` can read."""
+    folder = Path(tempfile.mkdtemp(prefix="skilldeck-readable-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture
 def corpus_dir() -> Path:
     """The shared real-world corpus; skips with a clear message when it is absent."""
     if not CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {CORPUS} (set SKILLDECK_SHARED)")
     return CORPUS
+
+
+PG_FIXTURES = frozenset({"pg_server", "pg_url", "own_pg_server"})
+"""Fixtures that start a PostgreSQL server: their tests are ``integration`` (and those of
+``sessions_url`` when it is ``postgres``; its ``sqlite`` half is not)."""
+
+EXTERNAL = re.compile(
+    r"\bbwrap\b|BWRAP|\bgit\(|\[\s*\"git\",|HTTPServer|serve_forever|start_http\(|ServerClient\("
+)
+"""What in a test module's source means it runs real components beside the Python under
+test (bubblewrap, git, an HTTP server or the MCP server as a process): its tests are
+``integration``."""
+
+
+def _runs_external(path: Path, seen: dict[Path, bool]) -> bool:
+    if path not in seen:
+        seen[path] = bool(EXTERNAL.search(path.read_text(encoding="utf-8")))
+    return seen[path]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``integration`` every test that uses PostgreSQL (by fixture) or whose module
+    runs bubblewrap, git or a server (by source); ``slow`` is marked on the test itself.
+    ``pytest -m "not integration and not slow"`` is then the fast set, and
+    ``pytest -m "integration or slow"`` the rest (CI runs both, in that order)."""
+    seen: dict[Path, bool] = {}
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        callspec = getattr(item, "callspec", None)
+        backend = callspec.params.get("sessions_url") if callspec is not None else None
+        if fixtures & PG_FIXTURES or backend == "postgres" or _runs_external(item.path, seen):
+            item.add_marker(pytest.mark.integration)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -135,7 +135,7 @@ def _why_unavailable() -> str | None:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        return "psycopg is not installed (pip install 'skilldeck[postgres]')"
+        return "psycopg is not installed (pip install '.[postgres]')"
     if find_bindir() is None:
         return "PostgreSQL server binaries not found (apt-get install postgresql)"
     if os.geteuid() == 0:

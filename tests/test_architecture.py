@@ -24,8 +24,15 @@ def _core_modules() -> list[str]:
     return names
 
 
-def test_core_has_modules() -> None:
-    assert len(_core_modules()) > 5
+def test_the_checks_see_every_core_module() -> None:
+    """The import checks below walk the core's packages: the walk must reach every module
+    file (a folder without ``__init__.py`` would hide its modules from them)."""
+    root = Path(skilldeck.core.__file__).parent
+    files = {
+        ".".join(("skilldeck", "core", *path.relative_to(root).with_suffix("").parts))
+        for path in root.rglob("*.py")
+    }
+    assert set(_core_modules()) == {name.removesuffix(".__init__") for name in files}
 
 
 def test_core_never_imports_textual_or_mcp() -> None:
@@ -347,6 +354,103 @@ def test_a_faces_settings_decide_its_telemetry(tmp_path: Path, isolated_home: Pa
         assert (wanted <= events) if on else events.isdisjoint(wanted), (on, events)
 
 
+# -- one write door: faces change state only through Workspace.actions -----------------------
+
+WRITE_NAMES = {
+    "load_skill",
+    "read_resource",
+    "record_load",
+    "load_and_record",
+    "read_and_record",
+    "execute",
+    "call_toolset",
+    "mount_toolset",
+    "record_shown",
+    "approve",
+}
+"""Core functions that change state (load, read, record, run, call, mount, approve a remote
+skill): only :class:`~skilldeck.core.workspace.Actions` and
+:class:`~skilldeck.core.workspace.RemoteSource` call them."""
+SECOND_SEARCH = {"CombinedSearch", "Federation", "SearchIndex"}
+"""What a face would use to search (or list remote skills) beside ``Workspace.search`` and
+``Workspace.remotes``."""
+WRITE_METHODS = {"activate_skill"}
+"""Store methods a face would call to compose a load itself (``Actions.load``/``force_load``)."""
+STORE_DECISIONS = {"approve", "deny"}
+"""Session decisions a face makes through ``Actions.approve``/``deny``, not on a store."""
+
+
+def _core_module_names(tree: ast.Module) -> set[str]:
+    """Local names bound to a ``skilldeck.core`` module (``from skilldeck.core import
+    loader``, ``import skilldeck.core.loader as loader``)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "skilldeck.core":
+            names.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(a.asname for a in node.names if a.asname and "skilldeck.core" in a.name)
+    return names
+
+
+def _write_door_uses(path: Path) -> list[str]:
+    """Where ``path`` imports or calls a core write function, composes a load with the
+    store, or reaches a second search path."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    modules = _core_module_names(tree)
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("skilldeck.core"):
+            names = {a.name for a in node.names} & (WRITE_NAMES | SECOND_SEARCH)
+            if names and not _type_only(tree, node):
+                found += [f"line {node.lineno}: imports {n}" for n in sorted(names)]
+        elif isinstance(node, ast.Attribute):
+            owner = node.value
+            if isinstance(owner, ast.Name) and owner.id in modules:
+                if node.attr in WRITE_NAMES | SECOND_SEARCH:
+                    found.append(f"line {node.lineno}: uses {owner.id}.{node.attr}")
+            elif node.attr in WRITE_METHODS or (
+                node.attr in STORE_DECISIONS and ast.unparse(owner).endswith("store")
+            ):
+                found.append(f"line {node.lineno}: calls {ast.unparse(owner)}.{node.attr}")
+    return found
+
+
+def test_faces_change_state_only_through_the_write_door() -> None:
+    """The CLI, TUI and MCP server load, read, run, call toolsets, mount, decide approvals
+    and reach remote catalogs through ``Workspace.actions``, ``Workspace.remotes`` and
+    ``Workspace.search``; none composes them from the core's functions (issue #33: nine
+    such call sites let the faces disagree)."""
+    files = _face_files()
+    offenders = {
+        str(p.relative_to(p.parents[2])): uses for p in files if (uses := _write_door_uses(p))
+    }
+    assert offenders == {}, f"faces change state only through Workspace.actions: {offenders}"
+
+
+def test_write_door_check_catches_a_face_that_writes_itself(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from skilldeck.core import execution, loader, remote\n"
+        "from skilldeck.core.loader import load_skill, record_load\n"
+        "from skilldeck.core.remote import CombinedSearch\n"
+        "loader.load_and_record(skill)\n"
+        "execution.execute(settings, skill, 'x', [])\n"
+        "execution.call_toolset(settings, skill, 's', 't', {})\n"
+        "remote.Federation(settings).listing()\n"
+        "remote.approve(entry, digest)\n"
+        "store.activate_skill(sid, 'x', [])\n"
+        "self.deck.store.deny(sid, 'Bash')\n"
+        "workspace.actions.load('x', actor='cli', source='cli')\n"  # the door: fine
+        "workspace.actions.approve('Bash', actor='operator', session=here)\n"  # fine
+        "self.workspace.remotes.approve('team:x', digest)\n"  # the remote source: fine
+        "service.load_skill('x')\n",  # the MCP tool of that name: not a core module
+        encoding="utf-8",
+    )
+    uses = _write_door_uses(bad)
+    assert len(uses) == 10, uses
+    assert not any("workspace" in u or "service" in u for u in uses)
+
+
 # -- one door for store notices ----------------------------------------------------------------
 
 NOTICE_WRITE = re.compile(r"\.notices\s*(?:\.(?:append|extend|insert)\(|\+=)")
@@ -427,10 +531,7 @@ def test_deep_import_check_catches_a_module_import(tmp_path: Path) -> None:
     assert [u.split(":")[0] for u in _deep_imports(bad)] == ["line 1", "line 2", "line 6"]
 
 
-SHARED_CONSTANTS = {
-    ("MAX_PAGES", "100"): "two protocols' paging caps (a remote's skill listing, an MCP "
-    "server's tools/list) that happen to be equal; changing one must not change the other",
-}
+SHARED_CONSTANTS: dict[tuple[str, str], str] = {}
 """Constants allowed in two modules with the same name and value, and why."""
 
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -606,3 +707,257 @@ def test_facades_are_lazy_and_complete() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == ["EAGER ", "NUMPY False", "MODULES "], out.stdout
+
+
+# -- one walk of a skill folder ----------------------------------------------------------------
+
+FOLDER_LISTERS = {"scandir", "walk", "fwalk", "listdir", "iterdir", "rglob"}
+"""Calls that list a folder: in ``core/`` only :mod:`skilldeck.core.skillfolder` lists a
+skill folder's files (one skip list, one name rule, one digest)."""
+OTHER_LISTINGS = {
+    "skillfolder.py": "the one walk of a skill folder",
+    "discovery/scan.py": "finds skill folders under a root (never inside a skill)",
+    "discovery/pipeline.py": "lists a root's ``.agents/skills``-style folders for skills",
+    "loader/resources.py": "lists one folder beside a missing path for did-you-mean hints",
+    "install/review.py": "find_skill_folders: finds skills in a fetched repository",
+    "install/local_copy.py": "copies a local source by folder descriptors, race-free, before "
+    "the review walks the copy",
+    "install/staging.py": "a stage folder of its own, not a skill",
+    "install/archive.py": "checks that an extraction target is empty",
+    "agents/visibility.py": "lists the skill folders under an agent's root",
+    "execution/shown_paths.py": "folders named in a run's arguments, not the skill",
+    "telemetry.py": "its own telemetry folder",
+    "search/semantic.py": "the embedding model's cache folder",
+}
+"""Modules of ``core/`` that list a folder which is not a skill folder's files, and why."""
+
+
+def _folder_listings(path: Path) -> list[str]:
+    """Where ``path`` calls ``os.scandir``, ``os.walk`` (or one imported from ``os``),
+    ``Path.iterdir`` or ``Path.rglob``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    from_os = {
+        a.asname or a.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "os"
+        for a in node.names
+    }
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            owner = ast.unparse(func.value)
+            hit = func.attr in {"iterdir", "rglob"} or (
+                owner == "os" and func.attr in FOLDER_LISTERS
+            )
+            name = func.attr
+        else:
+            name = getattr(func, "id", "")
+            hit = name in from_os and name in FOLDER_LISTERS
+        if hit:
+            found.append(f"line {node.lineno}: {name}")
+    return found
+
+
+def test_skill_folders_are_walked_in_one_place() -> None:
+    """Every reader of a skill folder's files (the snapshot approvals pin, the install lock
+    and review, lint, the installer hash) goes through :func:`skilldeck.core.skillfolder
+    .walk`: a module that lists folders itself must say here why it is not a skill's files."""
+    core = Path(skilldeck.core.__file__).parent
+    listing = {
+        p.relative_to(core).as_posix(): uses
+        for p in sorted(core.rglob("*.py"))
+        if (uses := _folder_listings(p))
+    }
+    offenders = {k: v for k, v in listing.items() if k not in OTHER_LISTINGS}
+    assert offenders == {}, f"walk a skill folder with skilldeck.core.skillfolder.walk: {offenders}"
+    assert set(OTHER_LISTINGS) <= set(listing), "a module no longer lists folders: drop it"
+
+
+def test_walk_check_catches_a_private_walk(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import os\nfrom os import scandir\nfor x in os.walk(d): pass\nlist(scandir(d))\n"
+        "list(path.iterdir())\nlist(path.rglob('*'))\nskillfolder.walk(d)\nwalk(d)\n",
+        encoding="utf-8",
+    )
+    assert [u.split(": ")[1] for u in _folder_listings(bad)] == [
+        "walk",
+        "scandir",
+        "iterdir",
+        "rglob",
+    ]
+
+
+# -- one rule system: one catalogue, no validate <-> lint cycle, small core modules ----------
+
+CORE_MAX_LINES = 600
+"""Lines of any core module: past this, split it by what its parts do."""
+OVER_MAX_LINES: dict[str, str] = {}
+"""Core modules allowed over :data:`CORE_MAX_LINES` for now, and why."""
+
+
+def _long_modules(root: Path, limit: int) -> dict[str, int]:
+    """The ``.py`` files under ``root`` with more than ``limit`` lines, by relative path."""
+    counts = {
+        p.relative_to(root).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+        for p in sorted(root.rglob("*.py"))
+    }
+    return {path: n for path, n in counts.items() if n > limit}
+
+
+def test_no_core_module_is_over_600_lines() -> None:
+    long = _long_modules(Path(skilldeck.core.__file__).parent, CORE_MAX_LINES)
+    assert set(long) - set(OVER_MAX_LINES) == set(), f"split these: {long}"
+    assert set(OVER_MAX_LINES) <= set(long), "a module is back under the limit: drop it"
+
+
+def test_line_check_catches_a_long_module(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "long.py").write_text("x = 1\n" * 601, encoding="utf-8")
+    (tmp_path / "short.py").write_text("x = 1\n" * 600, encoding="utf-8")
+    assert _long_modules(tmp_path, CORE_MAX_LINES) == {"pkg/long.py": 601}
+
+
+def _runtime_imports(path: Path, package: str) -> set[str]:
+    """The modules under ``package`` that ``path`` imports when it runs (at module level or
+    inside a function; ``if TYPE_CHECKING:`` imports do not run). Importing a package
+    counts as importing every module in it: its facade can hand any of them on."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        for stmt in node.body
+        for inner in ast.walk(stmt)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            # ``from pkg import module`` imports the module, ``from pkg import name`` the pkg
+            names = [n if _is_module(n, path, package) else node.module for n in names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found.update(n for n in names if n == package or n.startswith(package + "."))
+    return found
+
+
+def _is_module(name: str, path: Path, package: str) -> bool:
+    """Whether ``name`` (under ``package``) is a module or package file, found from the
+    package root above ``path``."""
+    if not name.startswith(package + "."):
+        return False
+    root = next(p for p in path.parents if p.name == package.rsplit(".", 1)[-1])
+    rel = Path(*name.removeprefix(package + ".").split("."))
+    return (root / rel).with_suffix(".py").is_file() or (root / rel / "__init__.py").is_file()
+
+
+def _import_graph(root: Path, package: str) -> dict[str, set[str]]:
+    """Module name -> the package's modules it imports at run time, packages expanded."""
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        name = ".".join((package, *path.relative_to(root).with_suffix("").parts))
+        modules[name.removesuffix(".__init__")] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        edges: set[str] = set()
+        for target in _runtime_imports(path, package):
+            inside = {m for m in modules if m.startswith(target + ".")}
+            edges |= inside | ({target} if target in modules else set())
+        graph[name] = edges - {name}
+    return graph
+
+
+def _reaches(graph: dict[str, set[str]], start: set[str], goal: set[str]) -> bool:
+    seen, todo = set(start), list(start)
+    while todo:
+        for nxt in graph.get(todo.pop(), set()):
+            if nxt in goal:
+                return True
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
+
+
+def _mutual(graph: dict[str, set[str]], a: str, b: str) -> bool:
+    """Whether some module of ``a`` reaches one of ``b`` and back (an import cycle)."""
+    side_a = {m for m in graph if m == a or m.startswith(a + ".")}
+    side_b = {m for m in graph if m == b or m.startswith(b + ".")}
+    return _reaches(graph, side_a, side_b) and _reaches(graph, side_b, side_a)
+
+
+def test_validate_and_lint_do_not_import_each_other() -> None:
+    """Validation may reuse lint (the shipped profile's dead links), lint never needs
+    validation: both read their rules from :mod:`skilldeck.core.rules`, which imports
+    neither."""
+    graph = _import_graph(Path(skilldeck.core.__file__).parent, "skilldeck.core")
+    assert not _mutual(graph, "skilldeck.core.validate", "skilldeck.core.lint")
+    assert not _reaches(
+        graph,
+        {m for m in graph if m.startswith("skilldeck.core.rules")},
+        {"skilldeck.core.validate", *(m for m in graph if m.startswith("skilldeck.core.lint"))},
+    )
+
+
+def test_cycle_check_catches_a_cycle_through_a_third_module(tmp_path: Path) -> None:
+    root = tmp_path / "core"
+    (root / "lint").mkdir(parents=True)
+    (root / "validate.py").write_text("from core.lint import lint_skill\n", encoding="utf-8")
+    (root / "lint" / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from core.validate import x\n",
+        encoding="utf-8",
+    )
+    (root / "lint" / "engine.py").write_text(
+        "def f():\n    from core import fieldspec\n", encoding="utf-8"
+    )
+    (root / "fieldspec.py").write_text("SEMVER = 1\n", encoding="utf-8")
+    assert not _mutual(_import_graph(root, "core"), "core.validate", "core.lint")
+    (root / "fieldspec.py").write_text("import core.validate\n", encoding="utf-8")
+    assert _mutual(_import_graph(root, "core"), "core.validate", "core.lint")
+
+
+_CODE = re.compile(r"S[DVLTI]\d{3}")
+
+
+def _codes_in(path: Path) -> set[str]:
+    """Every ``S[DVLTI]NNN`` code in the string literals of ``path`` (messages, tables,
+    f-string parts, docstrings)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return {
+        code
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        for code in _CODE.findall(node.value)
+    }
+
+
+def test_every_code_the_core_names_is_in_the_catalogue() -> None:
+    """A code reported, documented or matched anywhere in ``core/`` has its rule in the one
+    catalogue, so ``skilldeck rules CODE`` explains it."""
+    from skilldeck.core.rules import CATALOGUE
+
+    core = Path(skilldeck.core.__file__).parent
+    named = {
+        p.relative_to(core).as_posix(): missing
+        for p in sorted(core.rglob("*.py"))
+        if (missing := _codes_in(p) - set(CATALOGUE))
+    }
+    assert named == {}, f"add these codes to skilldeck.core.rules: {named}"
+
+
+def test_code_check_reads_every_kind_of_string(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        '"""Reports SD777."""\nX = {"SV888": 1}\ndef f(n):\n    return f"ST999 {n} SI12"\n'
+        "# SL555 in a comment is not a string\n",
+        encoding="utf-8",
+    )
+    assert _codes_in(bad) == {"SD777", "SV888", "ST999"}

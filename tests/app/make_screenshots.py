@@ -166,6 +166,58 @@ async def script_review_scene(pilot: object) -> None:
     await press(pilot, "a")
 
 
+USAGE_DAYS = (
+    # (days ago, skill, request, loaded in its session)
+    (9, "writing-skills", "write a new SKILL.md for our release checklist", True),
+    (8, "reviewing-skill-lint", "why does lint flag my skill description", True),
+    (7, "triaging-skill-matches", "which skill should handle pdf forms", False),
+    (6, "writing-skills", "draft a skill that wraps our deploy script", True),
+    (5, "measuring-text-files", "count the words in notes.md", True),
+    (4, "triaging-skill-matches", "pick the right skill for this request", False),
+    (3, "reviewing-skill-lint", "review the lint findings of the git skill", True),
+    (2, "measuring-text-files", "how long is the changelog in lines", False),
+    (1, "writing-skills", "turn this checklist into a skill", True),
+    (0, "reviewing-skill-lint", "fix the SD102 finding in my skill", False),
+)
+"""Agent sessions of the last ten days the usage picture shows."""
+
+
+def seed_usage() -> None:
+    """Telemetry of agent sessions over ten days: searches that matched a skill
+    confidently, loads (some sessions never loaded their match: silent misses), and a
+    request nothing matched."""
+    from datetime import UTC, datetime, timedelta
+
+    from skilldeck.core.config import load_settings
+    from skilldeck.core.sessions import SessionStore
+    from skilldeck.core.telemetry import Telemetry
+
+    settings = load_settings()
+    store = SessionStore(settings.sessions_db, settings=settings)
+    now = datetime.now(UTC).replace(hour=9, minute=30, second=0, microsecond=0)
+    for n, (ago, skill, request, loaded) in enumerate(USAGE_DAYS):
+        session = store.create(actor="agent", label="claude-code").id
+        moment = now - timedelta(days=ago, minutes=n)
+        writer = Telemetry(settings.telemetry_dir, clock=lambda m=moment: m)
+        writer.emit("skill_selected", query=request, selected=skill, confident=True,
+                    session=session, candidates=[{"name": skill, "score": 0.71}])  # fmt: skip
+        for _ in range(1 + n % 3 if loaded else 0):
+            writer.emit("skill_loaded", name=skill, actor="agent", session=session)
+        if ago == 2:
+            writer.emit("skill_selected", query="deploy the staging cluster", selected=None,
+                        confident=False, session=session,
+                        candidates=[{"name": "writing-skills", "score": 0.21}])  # fmt: skip
+        writer.close()
+    store.close()
+
+
+async def usage_scene(pilot: object) -> None:
+    """The Usage screen (F9) over ten days of agent sessions (seeded first: the other
+    pictures show no usage)."""
+    seed_usage()
+    await press(pilot, "f9")
+
+
 async def light_scene(pilot: object) -> None:
     """The light theme (badges and markers readable on its grey), a query typed."""
     await press(pilot, *"skill", "down", "ctrl+t")
@@ -179,11 +231,13 @@ SCENES: dict[str, tuple[Scene, tuple[int, int]]] = {
     "script-review": (script_review_scene, SIZE),
     "light": (light_scene, (120, 36)),
     "small": (main_scene, SMALL),
+    "usage": (usage_scene, SIZE),
 }
 
 
-def main() -> int:
-    """Write every screenshot; print the files written."""
+def main(only: list[str] | None = None) -> int:
+    """Write every screenshot (or only the scenes named on the command line, e.g.
+    ``usage``); print the files written."""
     if not any(SKILLS.glob("*/SKILL.md")):
         print(f"no shipped skills under {SKILLS}", file=sys.stderr)
         return 2
@@ -193,9 +247,13 @@ def main() -> int:
         os.environ.pop("SKILLDECK_CONFIG", None)
         os.environ.pop("NO_COLOR", None)
         shots: list[tuple[str, Scene, list[Path] | None, tuple[int, int]]] = [
-            (name, scene, None, size) for name, (scene, size) in SCENES.items()
+            (name, scene, None, size)
+            for name, (scene, size) in SCENES.items()
+            if not only or name in only
         ]
-        if CORPUS.is_dir():
+        if only and "review-corpus" not in only:
+            print("skipped review-corpus: not asked for")
+        elif CORPUS.is_dir():
             # The shipped skills lint clean, so review mode is empty for them; this extra
             # picture shows it over the shared real-world corpus.
             shots.append(("review-corpus", review_scene, [CORPUS], SIZE))
@@ -209,4 +267,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -7,10 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from apptools import new_app, plain, settle, text_of
+from apptools import burst, main_screen, new_app, plain, ready, screen_is, showing, text_of
+from apptools import wait_for as wait
+from textual.pilot import Pilot
 from textual.widgets import Button, OptionList, Static, TextArea
 
 from conftest import write_skill
+from skilldeck.app.app import SkilldeckApp
 from skilldeck.app.dialogs.request_review import RequestReviewDialog
 from skilldeck.app.screens.main_screen import MainScreen
 from skilldeck.app.screens.sessions_screen import (
@@ -62,14 +65,51 @@ def queue_run(root: Path, store: SessionStore, session: Session) -> str:
     return str(caught.value.details["approval"])
 
 
-async def open_review(pilot: object) -> RequestReviewDialog:
-    """From the main screen: sessions, then ``a`` on the highlighted pending request."""
-    await pilot.press("down", "f5")  # type: ignore[attr-defined]
-    await settle(pilot)  # type: ignore[arg-type]
-    await pilot.press("a")  # type: ignore[attr-defined]
-    await settle(pilot)  # type: ignore[arg-type]
-    dialog = pilot.app.screen  # type: ignore[attr-defined]
-    assert isinstance(dialog, RequestReviewDialog)
+async def open_sessions(pilot: Pilot[int]) -> SessionsScreen:
+    """From the main screen: the sessions screen, once a pending request is listed, with
+    the pending list focused (``a`` and ``d`` act only there)."""
+    await pilot.press("down", "f5")
+    screen = await screen_is(pilot, SessionsScreen)
+    pending = screen.query_one("#pending", OptionList)
+    await wait(
+        pilot,
+        lambda: pending.option_count > 0 and pending.get_option_at_index(0).id is not None,
+        what="a pending request listed",
+    )
+    pending.focus()
+    await wait(pilot, lambda: pending.has_focus, what="the pending list focused")
+    return screen
+
+
+async def reviewed(pilot: Pilot[int], dialog: RequestReviewDialog) -> None:
+    """Wait until ``dialog`` has read the requested file."""
+    facts = dialog.query_one("#facts", Static)
+    await wait(
+        pilot,
+        lambda: dialog.review is not None,
+        what=f"the review of {dialog.request.path}",
+        seen=lambda: text_of(facts),
+    )
+
+
+async def content_is(pilot: Pilot[int], dialog: RequestReviewDialog, check: object) -> None:
+    """Wait until the text shown in ``dialog`` passes ``check``."""
+    area = dialog.query_one("#content", TextArea)
+    await wait(
+        pilot,
+        lambda: check(area.text),  # type: ignore[operator]
+        what="the file's text shown",
+        seen=lambda: area.text[:80],
+    )
+
+
+async def open_review(pilot: Pilot[int]) -> RequestReviewDialog:
+    """From the main screen: sessions, then ``a`` on the highlighted pending request; waits
+    until the requested file was read."""
+    await open_sessions(pilot)
+    await pilot.press("a")
+    dialog = await screen_is(pilot, RequestReviewDialog)
+    await reviewed(pilot, dialog)
     return dialog
 
 
@@ -98,33 +138,27 @@ async def test_pending_script_shows_text_and_hash_then_approve_pins_it(root: Pat
     assert entry == f"Script(demo/scripts/hello.py@skill-sha256:{digest})"
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("down", "f5")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SessionsScreen)
+        await ready(pilot)
+        screen = await open_sessions(pilot)
         pending = screen.query_one("#pending", OptionList)
         assert pending.get_option_at_index(0).id == entry
         assert "script demo/scripts/hello.py" in plain(pending.get_option_at_index(0).prompt)
         await pilot.press("a")  # a script is approved only through the review
-        await settle(pilot)
-        dialog = app.screen
-        assert isinstance(dialog, RequestReviewDialog)
+        dialog = await screen_is(pilot, RequestReviewDialog)
+        await reviewed(pilot, dialog)
         assert store.get(session.id).approved == []
         assert dialog.query_one("#content", TextArea).text == SCRIPT_TEXT
         facts = text_of(dialog.query_one("#facts", Static))
         assert f"skill-sha256:{digest}" in facts and "same digest" in facts
         assert not dialog.query_one("#warning", Static).display
         await pilot.press("]")  # the approval covers every file: each can be read
-        await settle(pilot)
-        assert dialog.query_one("#content", TextArea).text.startswith("---\nname: demo")
+        await content_is(pilot, dialog, lambda text: text.startswith("---\nname: demo"))
         assert "1/2 SKILL.md" in text_of(dialog.query_one("#facts", Static))
         await pilot.press("[")
-        await settle(pilot)
-        assert dialog.query_one("#content", TextArea).text == SCRIPT_TEXT
+        await content_is(pilot, dialog, lambda text: text == SCRIPT_TEXT)
         await pilot.press("a")
-        await settle(pilot)
-        assert isinstance(app.screen, SessionsScreen)
+        await screen_is(pilot, SessionsScreen)
+        await wait(pilot, lambda: store.get(session.id).pending == [], what="nothing pending")
     now = store.get(session.id)
     assert now.approved == [entry] and now.pending == []
     result = execute(
@@ -143,7 +177,7 @@ async def test_changed_script_is_flagged(root: Path) -> None:
     (root / "demo" / "scripts" / "helper.pth").write_text("import os\n", encoding="utf-8")
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         dialog = await open_review(pilot)
         assert dialog.query_one("#content", TextArea).text == edited
         warning = dialog.query_one("#warning", Static)
@@ -151,11 +185,38 @@ async def test_changed_script_is_flagged(root: Path) -> None:
         facts = text_of(dialog.query_one("#facts", Static))
         assert snapshot_skill(root / "demo").digest in facts.replace("\n", "")
         assert "changed scripts/hello.py" in facts and "added   scripts/helper.pth" in facts
-        assert str(dialog.query_one("#approve", Button).label) == "Approve requested digest (a)"
+        # what is shown is not what was requested: it cannot be approved, only denied
+        assert dialog.query_one("#approve", Button).disabled
+        await pilot.press("a")
+        await pilot.pause()
+        assert app.screen is dialog and store.get(session.id).approved == []
         await pilot.press("escape")  # cancel decides nothing
-        await settle(pilot)
-        assert isinstance(app.screen, SessionsScreen)
+        await screen_is(pilot, SessionsScreen)
         assert store.get(session.id).pending == [entry]
+    store.close()
+
+
+async def test_a_helper_swapped_after_the_review_is_not_approved(root: Path) -> None:
+    store = SessionStore()
+    session = store.create(mode="approval", actor="agent")
+    entry = queue_run(root, store, session)
+    app = new_app([root])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        dialog = await open_review(pilot)
+        assert dialog.query_one("#content", TextArea).text == SCRIPT_TEXT  # as requested
+        (root / "demo" / "scripts" / "helper.py").write_text("import os\n", encoding="utf-8")
+        await pilot.press("a")
+        await screen_is(pilot, SessionsScreen)
+        await wait(
+            pilot,
+            lambda: (
+                not [w for w in app.workers if w.group == "sessions-change" and not w.is_finished]
+            ),
+            what="the decision handled",
+        )
+    now = store.get(session.id)
+    assert now.approved == [] and now.pending == [entry]  # the approval names what was shown
     store.close()
 
 
@@ -166,16 +227,19 @@ async def test_missing_script_cannot_be_approved_but_can_be_denied(root: Path) -
     (root / "demo" / "scripts" / "hello.py").unlink()
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        dialog = await open_review(pilot)
+        await ready(pilot)
+        await open_sessions(pilot)
+        await pilot.press("a")
+        dialog = await screen_is(pilot, RequestReviewDialog)
+        warning = dialog.query_one("#warning", Static)
+        await wait(pilot, lambda: "cannot be read" in text_of(warning), what="the warning")
         assert dialog.query_one("#approve", Button).disabled
-        assert "cannot be read" in text_of(dialog.query_one("#warning", Static))
         await pilot.press("a")  # nothing to review: no approval
-        await settle(pilot)
+        await pilot.pause()
         assert app.screen is dialog
         await pilot.press("d")
-        await settle(pilot)
-        assert isinstance(app.screen, SessionsScreen)
+        await screen_is(pilot, SessionsScreen)
+        await wait(pilot, lambda: store.get(session.id).denied == [entry], what="denied")
     now = store.get(session.id)
     assert now.denied == [entry] and now.approved == [] and now.pending == []
     store.close()
@@ -189,7 +253,7 @@ async def test_hostile_script_text_is_shown_escaped(root: Path) -> None:
     queue_run(root, store, session)
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         dialog = await open_review(pilot)
         text = dialog.query_one("#content", TextArea).text
         assert "\x1b" not in text and "\\x1b[2J<U+202E> hidden" in text
@@ -222,9 +286,20 @@ def toolset_root(root: Path) -> Path:
     return root
 
 
-def toolset_rows(app: object) -> list[tuple[str, str]]:
-    table = app.screen.query_one(ToolsetTable)  # type: ignore[attr-defined]
+def toolset_rows(app: SkilldeckApp) -> list[tuple[str, str]]:
+    table = main_screen(app).query_one(ToolsetTable)
     return [(s.name, s.state) for s in table.statuses]
+
+
+async def toolsets_are(pilot: Pilot[int], expected: list[tuple[str, str]]) -> None:
+    app = pilot.app
+    assert isinstance(app, SkilldeckApp)
+    await wait(
+        pilot,
+        lambda: toolset_rows(app) == expected,
+        what=f"toolset rows {expected}",
+        seen=lambda: toolset_rows(app),
+    )
 
 
 async def test_tools_pane_lists_toolset_tools_with_state_and_approves(
@@ -234,36 +309,52 @@ async def test_tools_pane_lists_toolset_tools_with_state_and_approves(
     session = store.create(mode="approval", actor="operator")
     app = new_app([toolset_root])
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         await pilot.press(*"hello", "down", "3")
-        await settle(pilot)
-        table = app.screen.query_one(ToolsetTable)
+        await showing(pilot, "hello")
+        table = main_screen(app).query_one(ToolsetTable)
         assert table.display
-        assert toolset_rows(app) == [
-            ("hello.greet", "not approved"),
-            ("hello.shout", "not approved"),
-        ]
+        await toolsets_are(
+            pilot, [("hello.greet", "not approved"), ("hello.shout", "not approved")]
+        )
         app.session_id = session.id
-        await settle(pilot)
-        assert table.border_title == f"Toolset tools · session {session.id} · enter: review module"
+        title = f"Toolset tools · session {session.id} · enter: review module"
+        await wait(pilot, lambda: table.border_title == title, what="the session's title")
         table.focus()
+        await wait(pilot, lambda: table.has_focus, what="the toolset table focused")
         await pilot.press("enter")
-        await settle(pilot)
-        dialog = app.screen
-        assert isinstance(dialog, RequestReviewDialog)
+        dialog = await screen_is(pilot, RequestReviewDialog)
         assert dialog.request.kind == "toolset"
+        await reviewed(pilot, dialog)
         assert dialog.query_one("#content", TextArea).text == TOOLSET
         await pilot.press("a")
-        await settle(pilot)
-        assert toolset_rows(app) == [("hello.greet", "approved"), ("hello.shout", "approved")]
+        await toolsets_are(pilot, [("hello.greet", "approved"), ("hello.shout", "approved")])
         digest = snapshot_skill(toolset_root / "hello").digest
         assert store.get(session.id).approved == [
             f"Toolset(hello/toolsets/index.py@skill-sha256:{digest})"
         ]
         await pilot.press("escape", "escape", *"demo", "down")  # no toolsets: no table
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, MainScreen)
-        assert screen.current is not None and screen.current.name == "demo"
+        await showing(pilot, "demo")
+        assert isinstance(app.screen, MainScreen)
         assert not app.screen.query_one(ToolsetTable).display
+    store.close()
+
+
+async def test_request_review_ignores_keys_typed_before_it_appeared(root: Path) -> None:
+    store = SessionStore()
+    session = store.create(mode="approval", actor="agent")
+    entry = queue_run(root, store, session)
+    app = new_app([root], key_guard=1.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await open_sessions(pilot)
+        burst(app, [("a", "a"), ("a", "a"), ("d", "d")])  # the first opens the review
+        dialog = await screen_is(pilot, RequestReviewDialog)
+        await reviewed(pilot, dialog)
+        assert app.screen is dialog
+        assert store.get(session.id).pending == [entry]
+        await wait(pilot, lambda: not dialog.guarded, what="the key guard over")
+        await pilot.press("a")
+        await screen_is(pilot, SessionsScreen)
+        await wait(pilot, lambda: store.get(session.id).approved == [entry], what="approved")
     store.close()

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import gc
-import time
 from pathlib import Path
 
-from apptools import build_root, new_app, settle
+from apptools import new_app, ready, wait_for
 
 from skilldeck.app.heap import IdleCollector
 
@@ -28,13 +27,13 @@ def test_start_defers_full_collections_and_stop_restores() -> None:
 
 
 def test_tick_collects_only_after_input_and_a_pause() -> None:
-    collector = IdleCollector(idle_after=0.05, longest_deferral=3600)
+    collector = IdleCollector(idle_after=3600, longest_deferral=3600)
     collector.start()
     try:
         assert collector.tick() is False  # nothing typed since start
         collector.touch()
-        assert collector.tick() is False  # typing right now
-        time.sleep(0.06)
+        assert collector.tick() is False  # typing: the pause (an hour here) has not passed
+        collector.idle_after = 0.0  # now it has
         assert collector.tick() is True
         assert collector.collections == 1
         assert collector.tick() is False  # nothing new since
@@ -58,14 +57,14 @@ def test_stopped_collector_never_collects() -> None:
     assert collector.tick() is False
 
 
-async def test_app_defers_while_running_and_restores_on_exit(tmp_path: Path) -> None:
+async def test_app_defers_while_running_and_restores_on_exit(skills_root: Path) -> None:
     before = gc.get_threshold()
-    app = new_app([build_root(tmp_path / "skills")])
+    app = new_app([skills_root])
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         assert app.collector.active
         assert gc.get_freeze_count() > 0  # catalog and index were set aside
         await pilot.press("p")
-        assert app.collector._dirty
+        await wait_for(pilot, lambda: app.collector._dirty, what="the key noted")
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0

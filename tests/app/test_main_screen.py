@@ -1,79 +1,76 @@
-"""Pilot tests of the main screen: search, results, preview, diagnostics, tools, files."""
+"""Pilot tests of the main screen: search, results, status line, detail tabs, live
+changes, the palette and the mouse."""
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from apptools import build_root, new_app, settle, text_of
-from textual.widgets import Input, Markdown, Static, TabbedContent, TextArea
+from apptools import (
+    focused,
+    main_screen,
+    names,
+    new_app,
+    plain,
+    ready,
+    rows_for,
+    screen_is,
+    status,
+    toast,
+    value_is,
+    wait_for,
+)
+from textual.widgets import Input, Static, TabbedContent
 
 from conftest import write_skill
-from skilldeck.app.dialogs.resource_dialog import ResourceDialog
+from skilldeck.app.app import SkilldeckApp
 from skilldeck.app.ranked import RESULT_LIMIT, Hit, Ranked
 from skilldeck.app.screens.help_screen import HelpScreen
 from skilldeck.app.screens.main_screen import MainScreen
 from skilldeck.app.screens.review_screen import ReviewScreen
-from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
-from skilldeck.app.widgets.preview_pane import PreviewPane
-from skilldeck.app.widgets.results_list import MORE_ID, REST_DELAY, ResultsList, row_markers
+from skilldeck.app.widgets.results_list import MORE_ID, ResultsList, row_markers
 from skilldeck.app.widgets.search_box import SearchBox
-from skilldeck.app.widgets.tools_table import ToolsTable
+from skilldeck.cli.main import main as cli_main
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    return build_root(tmp_path / "skills")
+def active_tab(app: SkilldeckApp) -> str:
+    return main_screen(app).query_one("#tabs", TabbedContent).active
 
 
-def names(app: object) -> list[str]:
-    screen = app.screen  # type: ignore[attr-defined]
-    return [h.skill.name for h in screen.query_one(ResultsList).hits]
-
-
-def status(app: object) -> str:
-    return text_of(app.screen.query_one("#status", Static))  # type: ignore[attr-defined]
-
-
-async def test_start_lists_all_sorted_with_search_focused(root: Path) -> None:
-    app = new_app([root])
+async def test_start_lists_all_sorted_with_search_focused(skills_root: Path) -> None:
+    app = new_app([skills_root])
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         assert isinstance(app.screen, MainScreen)
-        assert isinstance(app.focused, Input) and app.focused.id == "search"
+        await focused(pilot, Input, "search")
         assert names(app) == ["broken-yaml", "git-release", "pdf-forms", "vague"]
         assert status(app).startswith("3 skills (+1 invalid)")  # as `skilldeck list` counts
         assert app.screen.query_one("#progress").display is False
 
 
-async def test_typing_reranks_and_stale_answers_are_dropped(root: Path) -> None:
-    app = new_app([root])
+async def test_typing_reranks_and_stale_answers_are_dropped(skills_root: Path) -> None:
+    app = new_app([skills_root])
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         await pilot.press(*"release")
-        await settle(pilot)
-        assert names(app)[0] == "git-release"
+        assert (await rows_for(pilot, "release"))[0] == "git-release"
         assert status(app).startswith("1 match")
-        screen = app.screen
-        assert isinstance(screen, MainScreen)
+        screen = main_screen(app)
         stale = Ranked("pdf", [Hit(app.workspace.all_sorted()[2])], 1, 0.1)
-        screen._apply(stale, None)
+        screen._apply(stale, None, app.catalog_version)
         assert names(app)[0] == "git-release"
         await pilot.press("escape")
-        await settle(pilot)
-        assert len(names(app)) == 4
+        assert len(await rows_for(pilot, "")) == 4
 
 
-async def test_debounced_typing_settles_on_the_last_query(root: Path) -> None:
-    app = new_app([root], debounce=0.05)
+async def test_debounced_typing_settles_on_the_last_query(skills_root: Path) -> None:
+    app = new_app([skills_root], debounce=0.05)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         await pilot.press(*"pdf")
-        await pilot.pause(0.1)
-        await settle(pilot)
-        assert names(app)[0] == "pdf-forms"
+        assert (await rows_for(pilot, "pdf"))[0] == "pdf-forms"
 
 
 async def test_results_are_capped_with_more_row(tmp_path: Path) -> None:
@@ -82,294 +79,183 @@ async def test_results_are_capped_with_more_row(tmp_path: Path) -> None:
         write_skill(root, f"skill-{i:04d}", description=f"Skill number {i}. Use when testing.")
     app = new_app([root])
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         results = app.screen.query_one(ResultsList)
-        await pilot.pause(REST_DELAY + 0.1)
+        # The rows past the first screenful are added once typing pauses.
+        await wait_for(
+            pilot,
+            lambda: results.option_count == RESULT_LIMIT + 1,
+            what=f"{RESULT_LIMIT} rows and the +N more row",
+            seen=lambda: f"{results.option_count} options",
+        )
         assert len(results.hits) == RESULT_LIMIT
-        assert results.option_count == RESULT_LIMIT + 1
         last = results.get_option_at_index(results.option_count - 1)
         assert last.id == MORE_ID and "+30 more" in str(last.prompt)
         assert status(app).startswith(f"{RESULT_LIMIT + 30} skills")
 
 
 async def test_row_markers_show_errors_warnings_tools_disabled_shadowed(
-    root: Path, tmp_path: Path
+    skills_root: Path, tmp_path: Path
 ) -> None:
     other = tmp_path / "other"
     write_skill(other, "pdf-forms", description="A second pdf-forms. Use when shadowing.")
     registry = tmp_path / "registry.json"
-    app = new_app([root, other])
+    app = new_app([skills_root, other])
     app.workspace.settings.registry_path = registry
-    registry.write_text(json.dumps({"vague": {"enabled": False}}), encoding="utf-8")
+    registry.write_text('{"vague": {"enabled": false}}', encoding="utf-8")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         state = app.workspace
         marks = {(s.name, s.root): row_markers(s, state).plain for s in state.all_sorted()}
-        assert marks[("broken-yaml", root)][0] == "✖"
-        assert marks[("vague", root)][1] == "▲"
-        assert marks[("vague", root)][2] == "⊘"
-        assert marks[("git-release", root)][4] == "⚠"
-        assert marks[("pdf-forms", root)][3] == "◐"
+        assert marks[("broken-yaml", skills_root)][0] == "✖"
+        assert marks[("vague", skills_root)][1] == "▲"
+        assert marks[("vague", skills_root)][2] == "⊘"
+        assert marks[("git-release", skills_root)][4] == "⚠"
+        assert marks[("pdf-forms", skills_root)][3] == "◐"
         assert marks[("pdf-forms", other)][3] == " "
 
 
-async def test_preview_frontmatter_markdown_and_raw_toggle(root: Path) -> None:
-    app = new_app([root])
+async def test_live_change_reindexes_the_changed_skill(skills_root: Path) -> None:
+    app = new_app([skills_root])
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press(*"pdf", "down")
-        await settle(pilot)
-        preview = app.screen.query_one(PreviewPane)
-        assert preview.skill is not None and preview.skill.name == "pdf-forms"
-        table = text_of(app.screen.query_one("#frontmatter", Static))
-        assert "Fills and flattens PDF forms" in table
-        assert app.screen.query_one("#md", Markdown).display
-        await pilot.press("f2")
-        await settle(pilot)
-        raw = app.screen.query_one("#raw", TextArea)
-        assert preview.raw and raw.show_line_numbers and raw.read_only
-        assert raw.text.startswith("---\nname: pdf-forms")
-
-
-async def test_large_body_uses_the_cheaper_renderer(tmp_path: Path) -> None:
-    root = tmp_path / "big"
-    body = "# Big\n\n" + "\n".join(f"- item {i} with some words" for i in range(900))
-    write_skill(root, "big-skill", description="A big one. Use when testing size.", body=body)
-    app = new_app([root])
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        assert not app.screen.query_one("#md", Markdown).display
-        plain = app.screen.query_one("#md-plain", Static)
-        assert plain.display
-
-
-async def test_selecting_a_diagnostic_jumps_to_its_line(root: Path) -> None:
-    app = new_app([root])
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press(*"vague", "down", "2")
-        await settle(pilot)
-        tabs = app.screen.query_one("#tabs", TabbedContent)
-        assert tabs.active == "tab-diagnostics"
-        diagnostics = app.screen.query_one(DiagnosticsList)
-        codes = [d.code for d in diagnostics.diagnostics]
-        assert "SL103" in codes
-        diagnostics.focus()
-        diagnostics.highlighted = codes.index("SL103")
-        await pilot.press("enter")
-        await settle(pilot)
-        assert tabs.active == "tab-preview"
-        raw = app.screen.query_one("#raw", TextArea)
-        assert app.screen.query_one(PreviewPane).raw
-        assert raw.cursor_location[0] == 6  # line 7, 0-based
-        assert "missing.md" in raw.selected_text
-
-
-async def test_tools_pane_shows_availability(root: Path) -> None:
-    app = new_app([root])
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press(*"release", "down", "3")
-        await settle(pilot)
-        table = app.screen.query_one(ToolsTable)
-        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-        assert rows == [["NoSuchTool", "missing", "required", "-"]]
-        await pilot.press("escape", "escape")
-        await pilot.press(*"pdf form", "down")
-        await settle(pilot)
-        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-        assert {r[0]: r[1] for r in rows} == {"Read": "available", "Bash": "available"}
-        assert all(r[3] == "preset" for r in rows)
-
-
-async def test_resource_file_opens_in_a_dialog(root: Path) -> None:
-    app = new_app([root])
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press(*"pdf", "down", "4")
-        await settle(pilot)
-        resources = app.screen.query_one("#resources")
-        resources.focus()
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, ResourceDialog)
-        assert "case sensitive" in app.screen.query_one("#content", TextArea).text
-        await pilot.press("escape")
-        assert isinstance(app.screen, MainScreen)
-
-
-async def test_explain_shows_signals_for_the_highlighted_result(root: Path) -> None:
-    app = new_app([root])
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press(*"pdf form", "down", "f3")
-        await settle(pilot)
-        assert app.screen.query_one("#tabs", TabbedContent).active == "tab-explain"
-        text = text_of(app.screen.query_one("#explain-text", Static))
-        assert "pdf-forms" in text and "ranked #1" in text and "signal" in text
-
-
-async def test_explain_follows_the_highlight(root: Path) -> None:
-    app = new_app([root])
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press(*"release notes pdf", "down", "f3")
-        await settle(pilot)
-        first = text_of(app.screen.query_one("#explain-text", Static))
-        await pilot.press("down")
-        await settle(pilot)
-        second = text_of(app.screen.query_one("#explain-text", Static))
-        assert "ranked #2" in second or "not among" in second, second
-        assert "still building" not in second
-        assert first != second
-
-
-async def test_live_change_reindexes_the_changed_skill(root: Path) -> None:
-    app = new_app([root])
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         path = write_skill(
-            root, "zebra-care", description="Feeds zebras. Use when a zebra is hungry."
+            skills_root, "zebra-care", description="Feeds zebras. Use when a zebra is hungry."
         )
         await app.apply_changes([path])
-        await settle(pilot)
-        assert "zebra-care" in names(app)
+        assert "zebra-care" in await rows_for(pilot, "")
         await pilot.press(*"zebra")
-        await settle(pilot)
-        assert names(app)[0] == "zebra-care"
+        assert (await rows_for(pilot, "zebra"))[0] == "zebra-care"
         path.unlink()
         await app.apply_changes([path])
-        await settle(pilot)
-        assert "zebra-care" not in names(app)
+        assert "zebra-care" not in await rows_for(pilot, "zebra")
 
 
-async def test_file_watcher_picks_up_a_new_skill(root: Path) -> None:
-    app = new_app([root], watch=True)
+async def test_file_watcher_picks_up_a_new_skill(skills_root: Path) -> None:
+    app = new_app([skills_root], watch=True, watch_interval=0.05)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        for attempt in range(200):  # up to ~10 s on a busy machine
-            if attempt % 40 == 0:  # (re)write: the watcher may have started after a write
-                write_skill(
-                    root,
-                    "watched-skill",
-                    description=f"Appears live ({attempt}). Use when watching.",
-                )
-            await pilot.pause(0.05)
-            if app.workspace.catalog.get("watched-skill") is not None:
-                break
-        await settle(pilot)
-        assert "watched-skill" in names(app)
+        await ready(pilot)
+        write_skill(skills_root, "watched-skill", description="Appears live. Use when watching.")
+        await wait_for(
+            pilot,
+            lambda: "watched-skill" in names(app),
+            what="the new skill listed by the change check",
+        )
 
 
-async def test_help_palette_theme_and_quit(root: Path) -> None:
-    app = new_app([root])
+async def test_help_palette_theme_and_quit(skills_root: Path) -> None:
+    app = new_app([skills_root])
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         await pilot.press("f1")
-        assert isinstance(app.screen, HelpScreen)
+        await screen_is(pilot, HelpScreen)
         await pilot.press("escape")
-        assert isinstance(app.screen, MainScreen)
+        await screen_is(pilot, MainScreen)
         await pilot.press("ctrl+t")
-        assert app.theme == "textual-light"
+        await wait_for(pilot, lambda: app.theme == "textual-light", what="the light theme")
         await pilot.press("ctrl+t")
-        assert app.theme == "textual-dark"
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"git-rel")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, MainScreen)
-        current = app.screen.query_one(ResultsList).current
-        assert current is not None and current.name == "git-release"
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"review mode")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, ReviewScreen)
+        await wait_for(pilot, lambda: app.theme == "textual-dark", what="the dark theme")
+        await palette(pilot, "git-rel", "git-release")
+        await screen_is(pilot, MainScreen)
+        await wait_for(
+            pilot,
+            lambda: (
+                (current := main_screen(app).current) is not None and current.name == "git-release"
+            ),
+            what="git-release highlighted",
+        )
+        await palette(pilot, "review mode", "Review mode")
+        await screen_is(pilot, ReviewScreen)
         await pilot.press("escape")
-        await settle(pilot)
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"explain ranking")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert app.screen.query_one("#tabs", TabbedContent).active == "tab-explain"
+        await screen_is(pilot, MainScreen)
+        await palette(pilot, "explain ranking", "Explain ranking")
+        await wait_for(pilot, lambda: active_tab(app) == "tab-explain", what="the Explain tab")
         await pilot.press("ctrl+q")
     assert app.return_code == 0
 
 
-async def test_small_terminal_and_mouse(root: Path) -> None:
-    app = new_app([root])
+async def palette(pilot: Any, typed: str, first: str) -> None:
+    """Open the command palette, type ``typed``, wait for a first hit containing ``first``
+    and run it."""
+    from textual.command import CommandList, CommandPalette
+
+    await pilot.press("ctrl+p")
+    palette = await screen_is(pilot, CommandPalette)
+    await pilot.press(*typed)
+    commands = palette.query_one(CommandList)
+
+    def first_hit() -> str:
+        if commands.option_count == 0 or commands.highlighted is None:
+            return ""
+        return plain(commands.get_option_at_index(commands.highlighted).prompt)
+
+    await wait_for(
+        pilot, lambda: first in first_hit(), what=f"{first!r} offered first", seen=first_hit
+    )
+    await pilot.press("enter")
+
+
+async def test_small_terminal_and_mouse(skills_root: Path) -> None:
+    app = new_app([skills_root])
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         results = app.screen.query_one(ResultsList)
         await pilot.click(ResultsList, offset=(10, 3))
-        await settle(pilot)
-        assert results.current is not None and results.current.name == "git-release"
+        await wait_for(
+            pilot,
+            lambda: results.current is not None and results.current.name == "git-release",
+            what="git-release highlighted by the click",
+        )
         await pilot.click("#tabs Tab#--content-tab-tab-diagnostics")
-        assert app.screen.query_one("#tabs", TabbedContent).active == "tab-diagnostics"
+        await wait_for(pilot, lambda: active_tab(app) == "tab-diagnostics", what="Diagnostics")
 
 
 async def test_missing_root_becomes_a_notification(tmp_path: Path) -> None:
     app = new_app([tmp_path / "nowhere"])
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         assert names(app) == []
-        assert any("SD201" in n.message for n in app._notifications)
+        assert "SD201" in await toast(pilot, "SD201")
 
 
-async def test_links_in_the_preview_open_files_safely(root: Path) -> None:
-    app = new_app([root])
+async def test_reordered_rows_reuse_renders_and_click_the_right_skill(skills_root: Path) -> None:
+    app = new_app([skills_root])
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press(*"pdf", "down")
-        await settle(pilot)
-        md = app.screen.query_one("#md", Markdown)
-        md.post_message(Markdown.LinkClicked(md, "references/guide.md"))
-        await settle(pilot)
-        assert isinstance(app.screen, ResourceDialog)
-        assert "case sensitive" in app.screen.query_one("#content", TextArea).text
-        await pilot.press("escape")
-        md.post_message(Markdown.LinkClicked(md, "../../../etc/passwd"))
-        await settle(pilot)
-        assert isinstance(app.screen, ResourceDialog)
-        assert "INVALID_PARAM" in text_of(app.screen.query_one("#facts", Static))
-        assert app.screen.query_one("#content", TextArea).text == ""
-
-
-async def test_reordered_rows_reuse_renders_and_click_the_right_skill(root: Path) -> None:
-    app = new_app([root])
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         results = app.screen.query_one(ResultsList)
         hits = list(results.hits)
-        assert len(results._strip_cache) >= len(hits)
+        await wait_for(
+            pilot,
+            lambda: len(results._strip_cache) >= len(hits),
+            what="every row rendered once",
+        )
         cached = len(results._strip_cache)
         reversed_hits = hits[::-1]
         results.show(reversed_hits, len(reversed_hits), app.workspace)
-        await pilot.pause()
+        await wait_for(
+            pilot,
+            lambda: reversed_hits[0].skill.name in "".join(s.text for s in results.render_line(0)),
+            what="the reordered first row painted",
+        )
         # Same rows: only the two whose highlight changed (old and new first row) are drawn.
         assert len(results._strip_cache) == cached + 2
         assert [h.skill.name for h in results.hits] == [h.skill.name for h in reversed_hits]
-        first_line = "".join(s.text for s in results.render_line(0))
-        assert reversed_hits[0].skill.name in first_line
-        await pilot.click(ResultsList, offset=(10, 0))
-        await settle(pilot)
-        assert results.current is not None
-        assert results.current.name == reversed_hits[0].skill.name
-        await pilot.click(ResultsList, offset=(10, 2))
-        await settle(pilot)
-        assert results.current.name == reversed_hits[1].skill.name
+        for row, hit in ((0, reversed_hits[0]), (2, reversed_hits[1])):
+            await pilot.click(ResultsList, offset=(10, row))
+            await wait_for(
+                pilot,
+                lambda hit=hit: (
+                    results.current is not None  # type: ignore[misc]
+                    and results.current.name == hit.skill.name
+                ),
+                what=f"{hit.skill.name} highlighted by the click on row {row}",
+            )
 
 
-async def test_typing_repaints_the_search_box_without_a_screen_reflow(root: Path) -> None:
-    app = new_app([root])
+async def test_typing_repaints_the_search_box_without_a_screen_reflow(skills_root: Path) -> None:
+    app = new_app([skills_root])
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
         box = app.screen.query_one("#search", SearchBox)
         layouts = 0
         original = box.refresh
@@ -381,27 +267,113 @@ async def test_typing_repaints_the_search_box_without_a_screen_reflow(root: Path
 
         box.refresh = counting  # type: ignore[method-assign]
         await pilot.press(*"zz")
-        await pilot.pause()
-        assert box.value == "zz" and layouts == 0
+        await value_is(pilot, box, "zz")
+        assert layouts == 0
         long = "pdf form filling with many words " * 3
         await pilot.press(*long)
-        await settle(pilot)
-        assert box.value == "zz" + long
+        await value_is(pilot, box, "zz" + long)
+        await wait_for(
+            pilot,
+            lambda: box.scroll_offset.x > 0,
+            what="the box scrolled to keep the cursor in view",
+        )
         assert box.virtual_size.width > box.content_region.width  # wider than the box
-        assert box.scroll_offset.x > 0  # ...so it scrolled to keep the cursor in view
         assert box.cursor_screen_offset.x < box.region.right
 
 
-async def test_store_repair_notice_is_shown_once(root: Path, tmp_path: Path) -> None:
+async def test_store_repair_notice_is_shown_once(skills_root: Path, tmp_path: Path) -> None:
     from skilldeck.core.store import LocalStore
 
     home = tmp_path / "home"
     home.mkdir()
     (home / "store.sqlite3").write_bytes(b"not a database at all" * 100)
     store = LocalStore.open(home)
-    app = new_app([root], store=store)
+    app = new_app([skills_root], store=store)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        await ready(pilot)
+        assert "rebuilt" in await toast(pilot, "local store")
         shown = [n.message for n in app._notifications if "local store" in n.message]
-        assert len(shown) == 1 and "rebuilt" in shown[0]
+        assert len(shown) == 1
         assert names(app) == ["broken-yaml", "git-release", "pdf-forms", "vague"]
+
+
+async def test_skill_count_matches_skilldeck_list(
+    skills_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    later = tmp_path / "later"
+    write_skill(later, "pdf-forms", description="A copy that wins. Use when testing shadows.")
+    assert cli_main(["--root", str(skills_root), "--root", str(later), "list"]) == 0
+    listed = re.search(r"^(\d+) skill\(s\)", capsys.readouterr().out, re.M)
+    assert listed
+    app = new_app([skills_root, later])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        line = status(app)
+        assert line.startswith(f"{listed.group(1)} skills (+")
+        assert "1 shadowed" in line and "1 invalid" in line
+        assert len(names(app)) == int(listed.group(1)) + 2
+    small = new_app([skills_root, later])
+    async with small.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        widget = small.screen.query_one("#status", Static)
+        expected = f"{listed.group(1)} skills (+2 not usable)"  # no room for reasons, time
+        await wait_for(
+            pilot,
+            lambda: widget.render_line(0).text.strip() == expected,
+            what=f"the status line painted as {expected!r}",
+            seen=lambda: widget.render_line(0).text.strip(),
+        )
+
+
+async def test_results_show_scores_demote_shadowed_and_say_no_confident_match(
+    tmp_path: Path,
+) -> None:
+    low, high = tmp_path / "low", tmp_path / "high"
+    desc = "Fills and flattens PDF forms. Use when the user asks to fill a PDF form."
+    write_skill(low, "pdf-forms", desc)
+    write_skill(high, "pdf-forms", desc)
+    write_skill(high, "pdf-merge", "Merges PDF files into one. Use when combining PDF files.")
+    app = new_app([low, high])
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot)
+        await pilot.press(*"pdf")
+        await rows_for(pilot, "pdf")
+        results = main_screen(app).query_one(ResultsList)
+        assert [h.skill.shadowed for h in results.hits] == [False, False, True]
+        row = str(results.get_option_at_index(0).prompt)
+        assert row.splitlines()[0].rstrip()[-4:].replace(".", "").isdigit()
+        screen = main_screen(app)
+        skill = results.hits[0].skill
+        screen._show_status(Ranked("pdf forms", [Hit(skill, 0.56)], 61, 1.0))
+        assert "61 matches · no confident match" in status(app)
+        screen._show_status(Ranked("pdf forms", [Hit(skill, 0.9)], 61, 1.0))
+        assert "no confident match" not in status(app)
+
+
+def test_a_sort_that_ends_after_discovery_is_not_kept(
+    skills_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing sorted in one thread while discovery swaps a new catalog in from another
+    (a search worker at start-up, before the first discovery is in) is not cached for the
+    new catalog: the TUI showed an empty list for good (``assert [] == [names]``)."""
+    import skilldeck.core.workspace.workspace as module
+    from skilldeck.core.config import load_settings
+    from skilldeck.core.workspace import Workspace
+    from skilldeck.core.workspace.views import sort_key
+
+    workspace = Workspace(load_settings(), [skills_root])
+    workspace.discover()
+    swapped = False
+
+    def swap_while_sorting(skill: Any) -> Any:
+        nonlocal swapped
+        if not swapped:
+            swapped = True
+            write_skill(skills_root, "late-skill", description="Found late. Use when racing.")
+            workspace.discover()  # what the discovery thread does meanwhile
+        return sort_key(skill)
+
+    monkeypatch.setattr(module, "sort_key", swap_while_sorting)
+    workspace.all_sorted()  # sorts the catalog it started with
+    monkeypatch.setattr(module, "sort_key", sort_key)
+    assert "late-skill" in [s.name for s in workspace.all_sorted()]

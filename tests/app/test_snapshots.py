@@ -1,28 +1,56 @@
 """SVG snapshots of the main screen, review mode and the dialogs.
 
-Skills are written to a fixed root (:data:`apptools.SNAPSHOT_ROOT`) so no random temporary
-path is painted; timings and cursor blink are off (``deterministic=True``).
+Each test writes its skills to a folder of its own, ``/tmp/skilldeck-snap-<8 hex>``: a
+path as long as :data:`SHOWN_ROOT`, which the screenshot shows in its place, so the SVGs
+depend on neither the folder nor the host (and two runs never share a folder). Timings
+and cursor blink are off (``deterministic=True``); each key waits until every worker is
+done and the index is shown (:func:`apptools.settle`).
 Update with ``pytest tests/app/test_snapshots.py --snapshot-update`` after checking the diff.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import secrets
+import shutil
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 
 import pytest
-from apptools import SNAPSHOT_ROOT, build_root, new_app, settle
+from apptools import new_app, settle
 from textual.pilot import Pilot
 
+from conftest import build_root
 from skilldeck.app.app import SkilldeckApp
 
 SnapCompare = Callable[..., bool]
 
+SHOWN_ROOT = "/tmp/skilldeck-snapshot-root"
+"""The skills root as the snapshots show it."""
+
 
 @pytest.fixture
-def snap_app(monkeypatch: pytest.MonkeyPatch) -> SkilldeckApp:
+def snap_root() -> Iterator[Path]:
+    """This test's skills folder, its path as long as :data:`SHOWN_ROOT`."""
+    folder = (Path("/tmp") / f"skilldeck-snap-{secrets.token_hex(4)}").resolve()
+    assert len(str(folder)) == len(SHOWN_ROOT), folder
+    folder.mkdir()
+    try:
+        yield build_root(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def snap_app(monkeypatch: pytest.MonkeyPatch, snap_root: Path) -> SkilldeckApp:
     monkeypatch.delenv("NO_COLOR", raising=False)  # colours are part of what is checked
-    build_root(SNAPSHOT_ROOT)
-    return new_app([SNAPSHOT_ROOT], deterministic=True)
+    app = new_app([snap_root], deterministic=True)
+    export = app.export_screenshot
+
+    def export_screenshot(*, title: str | None = None, simplify: bool = False) -> str:
+        return export(title=title, simplify=simplify).replace(str(snap_root), SHOWN_ROOT)
+
+    app.export_screenshot = export_screenshot  # type: ignore[method-assign]
+    return app
 
 
 def keys(*presses: str) -> Callable[[Pilot[int]], Awaitable[None]]:

@@ -22,6 +22,11 @@ terminal's drawing are all inside the figures:
 
 What the user would use instead, in the same run: ``grep -ril QUERY --include=SKILL.md``
 over the same folder (a search that shows nothing until it is done), timed end to end.
+
+Absolute figures differ threefold between machines, so the same run measures a bare
+Textual app in the same tmux (:data:`BARE_APP`: one Input and 25 rows of skill names that
+change with every key) and prints Skilldeck's figures as ratios to it: launch → first
+rows and → all stages over the bare app's first paint, key → list over its repaint.
 """
 
 from __future__ import annotations
@@ -54,11 +59,42 @@ def pane() -> list[str]:
     return out.stdout.splitlines()
 
 
-def launch(root: Path, home: Path, width: int, height: int) -> float:
-    """Start ``skilldeck --root ROOT`` in a fresh tmux session; the clock start."""
+BARE_APP = """
+import os, sys
+from textual.app import App
+from textual.widgets import Input, Static
+
+NAMES = sorted(os.listdir(sys.argv[1]))
+
+class Bare(App[None]):
+    def compose(self):
+        yield Input(placeholder="Search")
+        yield Static(id="rows")
+
+    def on_mount(self):
+        self.show("")
+
+    def on_input_changed(self, event):
+        self.show(event.value)
+
+    def show(self, query):
+        found = [n for n in NAMES if query.lower() in n.lower()] or NAMES
+        lines = [f"{n}  ({len(found)} for {query!r})" for n in found[:25]]
+        self.query_one("#rows", Static).update(chr(10).join(lines))
+
+Bare().run()
+"""
+"""The yardstick: a bare Textual app, one Input and 25 rows of text that change with it."""
+
+
+def launch(root: Path, home: Path, width: int, height: int, bare: Path | None = None) -> float:
+    """Start ``skilldeck --root ROOT`` (or the ``bare`` app's script over ROOT) in a fresh
+    tmux session; the clock start."""
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     exe = shutil.which("skilldeck") or "skilldeck"
     command = f"env SKILLDECK_HOME={home} SKILLDECK_SEMANTIC=0 {exe} --root {root}"
+    if bare is not None:
+        command = f"{sys.executable} {bare} {root}"
     started = time.perf_counter()
     subprocess.run(
         ["tmux", "new-session", "-d", "-s", SESSION, "-x", str(width), "-y", str(height), command],
@@ -218,6 +254,30 @@ def corpus() -> Path | None:
     return found if found.is_dir() else None
 
 
+def bare_times(
+    root: Path, names: set[str], geometry: tuple[int, int], runs: int, keys: int
+) -> tuple[float, list[float]]:
+    """(median launch → first paint, key → repaint latencies) of :data:`BARE_APP`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "bare_app.py"
+        script.write_text(BARE_APP, encoding="utf-8")
+        pattern = re.compile("|".join(re.escape(n) for n in sorted(names)[:2000]))
+        firsts = []
+        for _ in range(runs + 1):  # the first launch warms the imports, as for Skilldeck
+            started = launch(root, Path(tmp), *geometry, bare=script)
+            firsts.append(wait_for(lambda rows: any(pattern.search(r) for r in rows)) - started)
+        waited = key_latencies(QUERIES, keys)
+        subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+    return statistics.median(firsts[1:]), waited
+
+
+def ratio(value: float, base: float) -> str:
+    """``value / base`` as ``2.3x`` (``-`` when either is missing)."""
+    if not base or value != value or base != base:  # NaN when nothing was measured
+        return "-"
+    return f"{value / base:.1f}x"
+
+
 def measure(size: int, runs: int, keys: int, interval: float, geometry: tuple[int, int]) -> None:
     """Print the figures of one catalog size."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -239,6 +299,17 @@ def measure(size: int, runs: int, keys: int, interval: float, geometry: tuple[in
         paced = paced_latencies(QUERIES, interval)
         subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
         greps = [grep_time(root, q) for q in QUERIES for _ in range(3)]
+        bare_first, bare_keys = bare_times(root, names, geometry, runs, keys)
+    first, done = statistics.median(firsts), statistics.median(dones)
+    p50, p95 = pct(waited, 0.5), pct(waited, 0.95)
+    bare50, bare95 = pct(bare_keys, 0.5), pct(bare_keys, 0.95)
+    print(
+        f"{len(names):>7} skills, bare Textual app in the same tmux: first paint "
+        f"{bare_first:.2f} s, key→repaint p50/p95 {bare50:.0f}/{bare95:.0f} ms "
+        f"(n={len(bare_keys)}) | Skilldeck as a ratio to it: first rows "
+        f"{ratio(first, bare_first)}, all stages {ratio(done, bare_first)}, key→list p50 "
+        f"{ratio(p50, bare50)}, p95 {ratio(p95, bare95)}"
+    )
     print(
         f"{len(names):>7} skills {geometry[0]}x{geometry[1]} | cold launch: first rows "
         f"{cold[0]:.2f} s, all stages {cold[1]:.2f} s | warm (median of {runs}): first rows "

@@ -53,6 +53,7 @@ def main() -> None:
     os.environ["SKILLDECK_HOME"] = str(home)
     (home / "config.toml").write_text("skills_exec = true\nsemantic = false\n", "utf-8")
     sample = Path(tempfile.mkdtemp(prefix="skilldeck-bench-data-")) / "sample.md"
+    sample.parent.chmod(0o755)  # the sandbox shows only what its user (as root: nobody) reads
     sample.write_text("# Title\n\n" + "one two three four five\n" * 200, encoding="utf-8")
     sample.chmod(0o644)
 

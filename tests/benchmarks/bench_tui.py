@@ -92,8 +92,10 @@ async def run_once(
     time includes waiting for a core, the CPU time does not.
     """
     from skilldeck.app.main import make_app
+    from skilldeck.app.ranked import Ranked
     from skilldeck.app.screens.main_screen import MainScreen
     from skilldeck.app.widgets.results_list import ResultsList
+    from skilldeck.core.model import Skill
 
     listed = asyncio.Event()
     original = MainScreen._apply
@@ -101,8 +103,8 @@ async def run_once(
     paints: list[tuple[str, float, float]] = []
     painted = asyncio.Event()
 
-    def traced(self: MainScreen, ranked: object, keep: object) -> None:
-        original(self, ranked, keep)  # type: ignore[arg-type]
+    def traced(self: MainScreen, ranked: Ranked, keep: Skill | None, version: int) -> None:
+        original(self, ranked, keep, version)
         if self.last_ranked is not None:
             pending[:] = [self.last_ranked.query]
         if self.query_one(ResultsList).hits:

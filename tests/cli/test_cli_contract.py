@@ -399,3 +399,16 @@ def test_the_command_map_names_every_command_of_the_full_parser() -> None:
         one = cli_main.build_parser(command)
         only = next(a for a in one._actions if isinstance(a, argparse._SubParsersAction))
         assert command in only.choices and module in cli_main.COMMAND_MODULES
+
+
+def test_token_add_prints_the_token_alone_on_stdout(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #35 item 9: stdout saved as a remote's token_file must be the token itself."""
+    code, out, err = run(capsys, "token", "add", "ci-bot")
+    assert code == 0
+    token = out.strip()
+    assert out == token + "\n" and " " not in token and len(token) >= 32
+    assert "shown once" in err
+    saved = (isolated_home / "mcp-clients").glob("*")
+    assert any(token in p.read_text(encoding="utf-8") for p in saved if p.is_file())

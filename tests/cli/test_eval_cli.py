@@ -116,3 +116,51 @@ def test_split_option(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
         counts[split] = json.loads(out)["overall"]["queries"]
     assert counts["train"] == sum(split_of(t) == "train" for t in texts)
     assert counts["train"] + counts["held-out"] == len(texts)
+
+
+def test_folds_report_mean_spread_and_examples_from_training_only(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items: list[dict[str, object]] = [
+        {"query": f"{w} blameless postmortem", "expected": ["postmortem-writing"]}
+        for w in ("write", "draft", "review", "plan", "share", "edit")
+    ]
+    items.append({"query": "bake sourdough bread at home", "expected": []})
+    queries = _write(tmp_path / "q.jsonl", items)
+    before = {p: p.read_bytes() for p in root.rglob("SKILL.md")}
+    base = ("--format", "json", "--root", str(root), "eval", str(queries), "--no-semantic")
+    code, out, _ = _run(capsys, *base, "--folds", "3", "--with-examples")
+    assert code == 0
+    data = json.loads(out)
+    assert data["folds"] == 3 and data["with_examples"] is True
+    assert len(data["recall@1"]["per_fold"]) == 3 and sum(data["queries"]) == 6
+    assert data["recall@1"]["mean"] == 1.0 and data["recall@1"]["spread"] == 0.0
+    assert {p: p.read_bytes() for p in root.rglob("SKILL.md")} == before  # copies only
+    code, out, _ = _run(capsys, "--root", str(root), "eval", str(queries), "--folds", "3")
+    assert code == 0 and "recall@1" in out and "fold 3" in out
+    code, _, err = _run(capsys, *base, "--folds", "1")
+    assert code != 0 and "at least 2 folds" in err
+
+
+def test_misses_become_examples_only_when_asked(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    queries = _write(
+        tmp_path / "q.jsonl",
+        [
+            {"query": "what went wrong in last night's outage", "expected": ["postmortem-writing"]},
+            {"query": "grafana dashboards for metrics", "expected": ["grafana-dashboards"]},
+        ],
+    )
+    target = root / "postmortem-writing" / "SKILL.md"
+    original = target.read_bytes()
+    base = ("--root", str(root), "eval", str(queries), "--no-semantic")
+    assert _run(capsys, *base, "--misses")[0] == 0
+    assert target.read_bytes() == original  # nothing is written unless asked
+    code, out, _ = _run(capsys, *base, "--add-misses-as-examples")
+    assert code == 0 and f"added 1 example(s) to {target}" in out
+    assert "what went wrong in last night's outage" in target.read_text(encoding="utf-8")
+    assert (root / "grafana-dashboards" / "SKILL.md").read_text().count("examples") == 0
+    # now an example: the request is found through it
+    code, out, _ = _run(capsys, "--format", "json", *base)
+    assert json.loads(out)["overall"]["recall@1"] == 1.0

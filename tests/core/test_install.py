@@ -432,3 +432,17 @@ def test_a_branch_and_a_tag_of_one_name_resolve_to_the_tag_everywhere(
     assert entry.commit == tagged
     assert remote_commit(repo.as_uri(), "release") == tagged
     assert [s.state for s in check(read_lock(root), remote=True)] == ["ok", "ok"]
+
+
+def test_a_failed_git_says_what_went_wrong_not_the_tail(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue #35 polish: git's last line ("and the repository exists.") is the tail of a
+    wrapped sentence; the error shows git's ``fatal:`` line."""
+    from skilldeck.core.install.git import run_git
+
+    monkeypatch.setenv("GIT_SSH_COMMAND", "false")
+    with pytest.raises(SkilldeckError) as caught:
+        run_git(["ls-remote", "--", "ssh://git@127.0.0.1/missing.git"])
+    assert "fatal: Could not read from remote repository" in caught.value.message
+    assert "and the repository exists" not in caught.value.message

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -285,10 +284,9 @@ def test_overlap_prefix_filter_matches_brute_force(tmp_path: Path) -> None:
 def test_overlap_is_bounded_for_identical_descriptions(tmp_path: Path) -> None:
     desc = "Splits PDF files page by page for archiving reports"
     skills = [Skill(f"s{i}", desc, tmp_path / f"s{i}", tmp_path) for i in range(3000)]
-    start = time.perf_counter()
-    result = find_overlaps(skills, 0.8, max_candidates=50)
-    elapsed = time.perf_counter() - start
-    assert len(result) == 3000 and elapsed < 3
+    result = find_overlaps(skills, 0.8, max_candidates=50)  # timed: bench_timing.py overlap
+    assert set(result) == {s.path for s in skills}
+    assert all(match.score == pytest.approx(1.0) for match in result.values())
 
 
 # -- security ---------------------------------------------------------------------------------
@@ -409,7 +407,7 @@ def test_dot_skilldeck_toml_lint_table_wins_over_pyproject(tmp_path: Path) -> No
     )
     cfg = load_lint_config(tmp_path / "file.md")
     assert cfg.source == tmp_path / ".skilldeck.toml"
-    assert cfg.enabled_codes() == ["SL301", "SL302", "SL303", "SL304"]
+    assert cfg.enabled_codes() == ["SL301", "SL302", "SL303", "SL304", "SL305", "SL306"]
     assert sorted(d.code for d in cfg.diagnostics) == ["SC301", "SC302", "SC303"]
     assert cfg.min_description_chars == 40
 
@@ -422,7 +420,7 @@ def test_invalid_toml_gives_defaults_and_diagnostic(tmp_path: Path) -> None:
 
 def test_no_config_file_gives_defaults(tmp_path: Path) -> None:
     cfg = load_lint_config(tmp_path)
-    assert cfg.source is None and cfg.enabled_codes() == list(RULES)
+    assert cfg.source is None and cfg.enabled_codes() == [c for c in RULES if c != "SL013"]
 
 
 # -- reference --------------------------------------------------------------------------------
@@ -455,20 +453,15 @@ def test_corpus_lints_without_raising(corpus_dir: Path) -> None:
     files = sorted(corpus_dir.rglob("SKILL.md"))
     skills = [parse_skill_file(p) for p in files]
     catalog = Catalog(skills=skills)
-    start = time.perf_counter()
-    result = lint_catalog(skills, catalog, LintConfig())
-    elapsed = time.perf_counter() - start
+    result = lint_catalog(skills, catalog, LintConfig())  # timed: bench_timing.py lint-corpus
     total = sum(len(v) for v in result.values())
     by_code: dict[str, int] = {}
     for diags in result.values():
         for d in diags:
             by_code[d.code] = by_code.get(d.code, 0) + 1
             assert d.code in RULES and d.path is not None
-    print(
-        f"linted {len(skills)} skills in {elapsed:.3f}s: {total} findings {sorted(by_code.items())}"
-    )
+    print(f"linted {len(skills)} skills: {total} findings {sorted(by_code.items())}")
     assert set(result) == {s.path for s in skills}
-    assert elapsed < 20
     # Known duplicates between anthropics/skills and ComposioHQ's copy must be found.
     assert by_code.get("SL202", 0) >= 2
 

@@ -187,6 +187,15 @@ def test_structural_problems(tmp_path: Path, data: bytes, code: str) -> None:
     assert skill.name == "demo"
 
 
+@pytest.mark.parametrize("data", [b"", b"\n  \n"])
+def test_an_empty_file_is_called_empty(tmp_path: Path, data: bytes) -> None:
+    """Issue #35 polish: an empty SKILL.md says "empty file", not only "no frontmatter"."""
+    skill = parse_skill_file(write(tmp_path, data))
+    assert [d.message.split(":")[0] for d in skill.diagnostics if d.code == "SD101"] == [
+        "empty file"
+    ]
+
+
 def test_unreadable_file(tmp_path: Path) -> None:
     path = write_skill(tmp_path, "locked")
     path.chmod(0)
@@ -318,9 +327,10 @@ def test_resources_listing(tmp_path: Path) -> None:
     (base / "link-in").symlink_to(base / "references")
     (base / "loop").symlink_to(base)
     skill = parse_skill_file(path)
+    # One walk for every reader (core/skillfolder): a symlinked folder is not entered, so
+    # nothing is listed that a skill's digest does not cover.
     assert skill.resources == (
         "LICENSE.txt",
-        "link-in/a.md",
         "references/a.md",
         "scripts/run.py",
     )

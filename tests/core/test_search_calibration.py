@@ -99,17 +99,32 @@ def test_is_confident_needs_score_and_lead() -> None:
     assert not is_confident(0.7, 0.5, True, 0.75, 0.05)
 
 
-def test_semantic_margin_decides_the_lead_with_embeddings() -> None:
-    from types import SimpleNamespace
-
+def test_semantic_margin_decides_the_lead_with_embeddings(tmp_path: Path) -> None:
+    """Over a real index (two copies of qr-a, then qr-b): the lead is the top's fused score
+    over the other skill, unless embeddings are on and the top's semantic score beats that
+    skill's by less than the calibrated margin."""
     from skilldeck.core.search.ranking import Signals, _lead
 
+    root = tmp_path / "s"
+    for folder in ("a/qr-a", "b/qr-a"):
+        write_skill(root, "qr-a", "Makes QR codes from links.", folder=folder)
+    write_skill(root, "qr-b", "Reads QR codes from pictures.")
+    index = _index(root)
+    assert [s.name for s in index.skills] == ["qr-a", "qr-a", "qr-b"]
+    docs = np.arange(3)
+
     def lead(semantic: list[float] | None) -> float:
-        values = {} if semantic is None else {"semantic": np.array(semantic)}
-        sig = Signals(np.arange(3), np.zeros(3), None, {}, values, {}, set(), np.arange(3))
-        index = SimpleNamespace(names=["qr-a", "qr-a", "qr-b"])
-        final = np.array([0.9, 0.9, 0.7])
-        return _lead(index, sig, final, np.arange(3))[0]  # type: ignore[arg-type]
+        signals = Signals(
+            cand=docs,
+            lex=np.zeros(3),
+            sem_all=None,
+            masks={},
+            values={} if semantic is None else {"semantic": np.array(semantic)},
+            fired={},
+            mentioned=set(),
+            lex_docs=docs,
+        )
+        return _lead(index, signals, np.array([0.9, 0.9, 0.7]), docs)[0]
 
     assert lead(None) == pytest.approx(0.2)  # lexical: the fused lead over the other skill
     assert lead([0.9, 0.9, 0.9 - 2 * HYBRID.margin]) == pytest.approx(0.2)

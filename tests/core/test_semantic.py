@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import need_semantic_extra
+from conftest import need_semantic_extra, write_skill
 from skilldeck.core.search import semantic
 from skilldeck.core.search.semantic import SemanticUnavailable, load_embedder
 
@@ -156,9 +156,20 @@ def test_unsupported_architecture_names_the_problem(bundled: Path, tmp_path: Pat
 
 def test_missing_extra_is_reported_as_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(semantic, "bundled_folder", lambda: None)
+    monkeypatch.setattr(semantic, "_engine_installed", lambda: False)
     with pytest.raises(SemanticUnavailable, match="not installed") as info:
         load_embedder()
     assert info.value.reason == semantic.NOT_INSTALLED
+
+
+def test_an_extra_without_the_model_says_to_fetch_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The extra installs the engine only: without fetched or packaged model files the
+    reason is ``model_missing`` (a face warns) and the message names the command."""
+    monkeypatch.setattr(semantic, "packaged_folder", lambda: None)
+    monkeypatch.setattr(semantic, "_engine_installed", lambda: True)
+    with pytest.raises(SemanticUnavailable, match="skilldeck model fetch") as info:
+        load_embedder()
+    assert info.value.reason == "model_missing" and not semantic.extra_installed()
 
 
 def test_query_vectors_are_remembered(bundled: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -166,9 +177,9 @@ def test_query_vectors_are_remembered(bundled: Path, monkeypatch: pytest.MonkeyP
     batches: list[list[str]] = []
     real = type(embedder).encode
 
-    def counted(self: Any, texts: list[str]) -> Any:
+    def counted(self: Any, texts: list[str], cap: int | None = None) -> Any:
         batches.append(texts)
-        return real(self, texts)
+        return real(self, texts, cap)
 
     monkeypatch.setattr(type(embedder), "encode", counted)
     first = embedder.query("typing a query again")
@@ -212,3 +223,55 @@ def test_other_models_run_through_sentence_transformers(
     assert embedder.model_id.startswith("roberta-model@") and embedder.model_id.endswith("+st")
     assert embedder.encode(["a", "b"]).shape == (2, 3) and embedder.dim == 3
     assert os.environ["HF_HUB_OFFLINE"] == "1"
+
+
+def test_a_cut_keeps_sep_last_and_the_vector_of_the_first_tokens(bundled: Path) -> None:
+    """``cap`` cuts each text at that many tokens, [SEP] kept last: a long text embeds as
+    its start does; a short one is untouched."""
+    model = load_embedder().model
+    long = " ".join(f"word{i}" for i in range(200))
+    cut = model.tokenize([long], 16)[0]
+    assert len(cut) == 16 and cut[0] == 101 and cut[-1] == 102
+    start = model.tokenizer.decode(cut, skip_special_tokens=True)
+    vectors = model.encode([long, start, "short text"], 16)
+    assert float(vectors[0] @ vectors[1]) >= 0.99999
+    alone = model.encode(["short text"])[0]
+    assert float(vectors[2] @ alone) >= 0.99999 and float(vectors[0] @ vectors[1]) > float(
+        model.encode([long])[0] @ vectors[1]
+    )
+
+
+def test_the_index_embeds_only_the_first_text_tokens(bundled: Path, tmp_path: Path) -> None:
+    """Two skills whose ``name: description`` differ only past
+    :data:`~skilldeck.core.search.embedding.TEXT_TOKENS` tokens get one vector."""
+    from skilldeck.core.discovery.frontmatter import parse_skill_file
+    from skilldeck.core.model import Source
+    from skilldeck.core.search import SearchIndex
+    from skilldeck.core.search.embedding import TEXT_TOKENS
+
+    head = " ".join(["Convert scanned documents into searchable text files"] * 8)
+    tails = ("Then email the result to the team.", "Then print a chart of the results.")
+    paths = [
+        write_skill(tmp_path, "pdf-ocr", f"{head}. {tail}", folder=f"copy-{i}")
+        for i, tail in enumerate(tails)
+    ]
+    skills = [parse_skill_file(p, source=Source.EXPLICIT, root=tmp_path) for p in paths]
+    tokens = load_embedder().model.tokenize([SearchIndex._embed_text(skills[0])])[0]
+    assert len(tokens) > TEXT_TOKENS + 10  # the tails differ past the cut
+    index = SearchIndex.build(skills, semantic=True)
+    assert index.semantic and index._embeddings is not None
+    np.testing.assert_allclose(index._embeddings[0], index._embeddings[1], atol=1e-6)
+
+
+def test_batches_on_several_threads_give_the_one_thread_vectors(
+    bundled: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skilldeck.core.search import minilm
+
+    texts = [" ".join(["token"] * (1 + i % 37)) + f" {i}" for i in range(150)]
+    model = load_embedder().model
+    monkeypatch.setattr(minilm, "WORKERS", 1)
+    one = model.encode(texts, 48)
+    monkeypatch.setattr(minilm, "WORKERS", 3)
+    assert len(minilm._batches([len(t) for t in model.tokenize(texts, 48)])) > 3
+    np.testing.assert_allclose(model.encode(texts, 48), one, atol=1e-6)

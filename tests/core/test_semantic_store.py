@@ -44,9 +44,9 @@ def calls(extra: None, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     seen: list[list[str]] = []
     real = Embedder.encode
 
-    def counted(self: Embedder, texts: list[str]) -> np.ndarray:
+    def counted(self: Embedder, texts: list[str], cap: int | None = None) -> np.ndarray:
         seen.append(list(texts))
-        return real(self, texts)
+        return real(self, texts, cap)
 
     monkeypatch.setattr(Embedder, "encode", counted)
     return seen

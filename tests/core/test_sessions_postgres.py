@@ -303,7 +303,7 @@ def test_version_one_database_is_migrated_in_place(pg_url: str) -> None:
         assert store.get("old").mode == "strict"
         store.approve("old", "Read")
         assert [e.action for e in store.audit("old")] == ["create", "approve"]
-        assert store.describe()["schema_version"] == SCHEMA_VERSION == 3
+        assert store.describe()["schema_version"] == SCHEMA_VERSION == 4
         assert store.verify_audit().ok
     with psycopg.connect(pg_url) as conn:
         ops = conn.execute("SELECT op FROM skilldeck_audit ORDER BY id").fetchall()
@@ -337,15 +337,22 @@ def test_listener_survives_a_restart(own_pg_server: PgServer) -> None:
 # ----------------------------------------------------------------- the audit's guard
 
 APP_GRANTS = [
+    "GRANT SELECT ON skilldeck_sessions, skilldeck_session_skills, skilldeck_session_tools, "
+    "skilldeck_pending, skilldeck_audit, skilldeck_audit_head, skilldeck_meta TO {role}",
+    "GRANT EXECUTE ON FUNCTION skilldeck_create_session, skilldeck_activate_skill, "
+    "skilldeck_add_pending, skilldeck_end_session, skilldeck_append_audit TO {role}",
+]
+"""What the servers' role is granted (the README's grants, word for word)."""
+
+OLD_APP_GRANTS = [
     "GRANT SELECT, INSERT, UPDATE, DELETE ON skilldeck_sessions, skilldeck_session_skills, "
     "skilldeck_session_tools, skilldeck_pending TO {role}",
     "GRANT SELECT, INSERT ON skilldeck_audit TO {role}",
     "GRANT SELECT, INSERT, UPDATE ON skilldeck_audit_head TO {role}",
     "GRANT SELECT ON skilldeck_meta TO {role}",
     "GRANT USAGE ON SEQUENCE skilldeck_audit_id_seq TO {role}",
-    "GRANT EXECUTE ON FUNCTION skilldeck_prune_audit(double precision) TO {role}",
 ]
-"""What a server's role needs when it does not own the tables (the README lists it)."""
+"""What the README granted before schema 4 (a database migrated from it is checked)."""
 
 WIPES = [
     "DELETE FROM skilldeck_audit",
@@ -355,9 +362,7 @@ WIPES = [
     "SELECT set_config('skilldeck.audit_prune_before', '1e300', false); "
     "DELETE FROM skilldeck_audit",
     "SELECT set_config('skilldeck.audit_prune', 'on', false); DELETE FROM skilldeck_audit",
-    "SELECT * FROM skilldeck_prune_audit(0)",
-    "SELECT * FROM skilldeck_prune_audit('NaN')",
-    "SELECT * FROM skilldeck_prune_audit(86399)",
+    "SELECT * FROM skilldeck_prune(0, 0, 'agent', extract(epoch FROM now()), 'x')",
 ]
 
 
@@ -371,12 +376,12 @@ def _role(pg_url: str, *grants: str) -> str:
     return re.sub(r"//[^@/]+@", f"//{role}@", pg_url)
 
 
-def _refused(url: str, sql: str) -> str:
+def _refused(url: str, sql: str, params: tuple[object, ...] = ()) -> str:
     """The error ``sql`` meets on a connection of its own ('' when it went through)."""
     with psycopg.connect(url, autocommit=True) as conn:
         try:
             for statement in sql.split("; "):
-                conn.execute(statement)  # type: ignore[arg-type]
+                conn.execute(statement, params or None)  # type: ignore[arg-type]
         except psycopg.Error as exc:
             return str(exc)
     return ""
@@ -392,30 +397,140 @@ def test_a_role_that_does_not_own_the_tables_cannot_wipe_the_audit(
     extra = ["GRANT DELETE, UPDATE, TRUNCATE ON skilldeck_audit TO {role}"] if too_much else []
     app_url = _role(pg_url, *APP_GRANTS, *extra)
     with _store(app_url) as app:
-        sid = app.create(mode="approval").id
-        app.approve(sid, "Read")
+        sid = app.create(mode="approval", actor="agent").id
+        app.check(sid, "Read")
         before = app.audit()
         for sql in WIPES:
             error = _refused(app_url, sql)
-            if "skilldeck_prune_audit" in sql:
-                expected = "at least a day"
+            if "skilldeck_prune(" in sql:
+                expected = "permission denied"
             else:  # the grant refuses first; granted too much, the trigger does
                 expected = "append-only" if too_much else "permission denied"
             assert expected in error, (sql, error)
         assert app.audit() == before and app.verify_audit().ok
+        with pytest.raises(SkilldeckError) as refused:  # pruning is the operator's
+            app.prune(older_than_days=1, audit_retention_days=1, actor="agent")
+        assert refused.value.details["diagnostic"] == "SS002"
+    with _store(pg_url) as owner:
         with pytest.raises(SkilldeckError, match="at least 1"):
-            app.prune(older_than_days=0)
-        result = app.prune(older_than_days=1, audit_retention_days=1)  # the definer function
+            owner.prune(older_than_days=0)
+        result = owner.prune(older_than_days=1, audit_retention_days=1)  # the definer function
         assert result.audit == 1
-        assert [e.action for e in app.audit()][-2:] == ["audit_pruned", "prune"]
-        assert app.verify_audit().ok
+        assert [e.action for e in owner.audit()][-2:] == ["audit_pruned", "prune"]
+        assert owner.verify_audit().ok
 
 
-def test_only_granted_roles_may_call_the_prune_function(pg_url: str) -> None:
+def test_only_the_owner_may_prune(pg_url: str) -> None:
     with _store(pg_url):
         pass
     stranger = _role(pg_url, "GRANT SELECT ON skilldeck_audit TO {role}")
-    assert "permission denied" in _refused(stranger, "SELECT * FROM skilldeck_prune_audit(1e9)")
+    sql = "SELECT * FROM skilldeck_prune(0, 0, 'x', 1, 'x')"
+    assert "permission denied" in _refused(stranger, sql)
+    granted = _role(pg_url, "GRANT EXECUTE ON FUNCTION skilldeck_prune TO {role}")
+    assert "may not approve, deny, revoke, change a mode or prune" in _refused(granted, sql)
+
+
+# ------------------------------------ no policy change without its audit row (#32 §7)
+
+FORGERIES = [
+    # the attack of issue #32: an approved Bash straight into the tools table
+    "INSERT INTO skilldeck_session_tools (session_id, tool, state, actor, time) "
+    "VALUES (%(sid)s, 'Bash', 'approved', 'operator', 1)",
+    "INSERT INTO skilldeck_session_skills (session_id, name, allowed_tools, activated) "
+    "VALUES (%(sid)s, 'x', '[\"Bash\"]', 1)",
+    "UPDATE skilldeck_sessions SET mode = 'permissive' WHERE id = %(sid)s",
+    "DELETE FROM skilldeck_session_tools WHERE session_id = %(sid)s",
+    "UPDATE skilldeck_audit_head SET last_hash = 'x'",
+    # a correctly chained operator row, written directly or through the functions
+    "INSERT INTO skilldeck_audit (time, session_id, actor, action, subject) "
+    "VALUES (1, %(sid)s, 'operator', 'approve', 'Bash')",
+    "SELECT skilldeck_append_row(%(sid)s, 'operator', 'approve', 'Bash', '{}', 1e9, 'x')",
+    "SELECT skilldeck_append_audit(%(sid)s, 'operator', 'approve', 'Bash', '{}', 1e9, 'x')",
+    "SELECT skilldeck_set_tool_state(%(sid)s, 'Bash', 'approved', '{}', 'agent', 1e9, 'x')",
+    "SELECT skilldeck_set_mode(%(sid)s, 'permissive', 'agent', 1e9, 'x')",
+    "SELECT skilldeck_activate_skill(%(sid)s, 'x', '[\"Bash\"]', '', '{}', 'operator', 1e9, 'x')",
+    "SELECT skilldeck_create_session('forged', 'permissive', '', 'operator', 1e9, 'x')",
+    "SELECT skilldeck_append_audit(%(sid)s, 'agent', 'audit_pruned', '', '{}', 1e9, 'x')",
+    "SELECT skilldeck_append_audit(%(sid)s, 'agent', 'x', '', '{}', 'NaN', 'x')",
+]
+
+
+@pytest.mark.parametrize("migrated", [False, True])
+def test_the_servers_role_changes_no_policy_without_its_audit_row(
+    pg_url: str, migrated: bool
+) -> None:
+    """With the README's grants (or those of the old README, on a database migrated
+    since), the servers' role can approve nothing, forge no operator row, and what it may
+    do (queue a request, activate a skill, end a session) is audited as the agent's."""
+    if migrated:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("CREATE TABLE skilldeck_meta (key TEXT PRIMARY KEY, value TEXT)")
+            for statement in MIGRATIONS[1] + MIGRATIONS[2] + MIGRATIONS[3]:
+                conn.execute(statement.replace("{schema}", "public"))  # type: ignore[arg-type]
+            conn.execute("INSERT INTO skilldeck_meta VALUES ('schema_version', '3')")
+        old_prune = "GRANT EXECUTE ON FUNCTION skilldeck_prune_audit(double precision) TO {role}"
+        app_url = _role(pg_url, *OLD_APP_GRANTS, old_prune)
+    with _store(pg_url) as operator:
+        sid = operator.create(mode="approval").id
+        if not migrated:
+            app_url = _role(pg_url, *APP_GRANTS)
+        else:  # the migration took the old write grants back; the new ones are given
+            role = re.findall(r"//([^@/]+)@", app_url)[0]
+            with psycopg.connect(pg_url, autocommit=True) as conn:
+                for grant in APP_GRANTS:
+                    conn.execute(grant.format(role=role))  # type: ignore[arg-type]
+        with _store(app_url) as app:
+            before = app.audit()
+            for sql in FORGERIES:
+                error = _refused(app_url, sql, {"sid": sid})  # type: ignore[arg-type]
+                assert error, sql
+                assert (
+                    "permission denied" in error
+                    or "may not" in error
+                    or "agent only" in error
+                    or "pruning only" in error
+                    or "Unix seconds" in error
+                ), (sql, error)
+            assert app.audit() == before
+            assert app.check(sid, "Bash").reason == "not_in_allowlist"  # queued, not allowed
+            for change in (app.approve, app.deny, app.revoke):
+                with pytest.raises(SkilldeckError) as caught:
+                    change(sid, "Bash", actor="agent")
+                assert caught.value.details["diagnostic"] == "SS002"
+            with pytest.raises(SkilldeckError):
+                app.set_mode(sid, "permissive", actor="agent")
+            with pytest.raises(SkilldeckError, match="agent only"):
+                app.record(sid, "approve", "Bash", actor="operator")
+            app.activate_skill(sid, "notes", ["Read"], actor="agent")
+            app.record(sid, "script_exit", "demo/x.py", {"exit_code": 0}, actor="agent")
+        session = operator.get(sid)
+        assert session.approved == [] and session.mode == "approval"
+        assert session.pending == ["Bash"] and session.allowed_tools == ["Read"]
+        assert operator.decide(session, "Bash").reason == "not_in_allowlist"
+        rows = [(e.actor, e.action) for e in operator.audit(sid)]
+        assert rows == [
+            ("operator", "create"),
+            ("agent", "request"),
+            ("agent", "activate"),
+            ("agent", "script_exit"),
+        ]
+        assert operator.verify_audit().ok
+        operator.approve(sid, "Bash")  # the operator's role decides
+        assert operator.check(sid, "Bash").reason == "approved"
+        assert operator.audit(sid)[-1].detail["was_pending"] is True
+        assert operator.verify_audit().ok
+
+
+def test_the_database_computes_the_same_chain(pg_url: str) -> None:
+    """Rows hashed by the database's functions verify in Python: odd text, times, JSON."""
+    with _store(pg_url) as store:
+        sid = store.create(mode="approval", label='q"uote\\ é 𝄞 \u2028').id
+        for stamp in (time.time(), 1_700_000_000.0, 1_700_000_000.5, 1e9 + 1e-6):
+            detail = {"s": 'a\tb\u0001\u007f"', "n": 1.5, "big": 1e16, "l": [None, True]}
+            store.backend.append_audit(sid, "operator", "x\ny", "sub\\j", detail, stamp)
+        store.backend.append_audit(None, "operator", "none", "", {}, time.time())
+        result = store.verify_audit()
+        assert result.ok and result.rows == 6, result.to_dict()
 
 
 def test_version_two_database_is_chained_in_place(pg_url: str) -> None:

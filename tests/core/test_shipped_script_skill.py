@@ -38,8 +38,8 @@ def exec_on(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def sample(tmp_path: Path) -> Path:
-    doc = tmp_path / "doc.md"
+def sample(readable_tmp: Path) -> Path:
+    doc = readable_tmp / "doc.md"
     doc.write_text("# Title\n\none two three\nfour five\n", encoding="utf-8")
     return doc
 
@@ -66,11 +66,11 @@ def test_runs_from_the_allowlist(skill: Skill, exec_on: Path, sample: Path) -> N
     assert path == str(sample)
 
 
-def test_budget_and_json(skill: Skill, exec_on: Path, sample: Path, tmp_path: Path) -> None:
+def test_budget_and_json(skill: Skill, exec_on: Path, sample: Path, readable_tmp: Path) -> None:
     allow(exec_on)
-    (tmp_path / "big.txt").write_text("word " * 400, encoding="utf-8")
+    (readable_tmp / "big.txt").write_text("word " * 400, encoding="utf-8")
     result = execute(
-        load_settings(), skill, SCRIPT, ["--json", "--max-tokens", "100", str(tmp_path)]
+        load_settings(), skill, SCRIPT, ["--json", "--max-tokens", "100", str(readable_tmp)]
     )
     assert result.run.exit_code == 1, result  # big.txt is over the budget
     rows = {Path(r["path"]).name: r for r in json.loads(result.run.stdout)}

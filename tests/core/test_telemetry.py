@@ -73,11 +73,28 @@ def test_size_cap_writes_one_warning(tmp_path: Path) -> None:
     assert path.stat().st_size < 600 + 400
 
 
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text for you")
+
+
 def test_emit_never_raises(tmp_path: Path) -> None:
+    """A folder that cannot be made, a value with no JSON form and one whose ``str()``
+    raises: the event is written as text or dropped, the caller never sees an error, and
+    the writer goes on recording."""
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    Telemetry(blocker / "sub").emit("skill_loaded", weird=object())
-    Telemetry(tmp_path).emit("skill_loaded", weird=object(), data=b"\x00")
+    blocked = Telemetry(blocker / "sub")
+    blocked.emit("skill_loaded", weird=object())
+    assert blocked.files() == []
+    writer = Telemetry(tmp_path / "telemetry")
+    writer.emit("skill_loaded", weird=object(), data=b"\x00")
+    writer.emit("skill_loaded", name="dropped", bad=_Unprintable())
+    writer.emit("skill_loaded", name="after")
+    [path] = writer.files()
+    first, after = _lines(path)
+    assert str(first["weird"]).startswith("<object object at") and first["data"] == "b'\\x00'"
+    assert after["name"] == "after"  # the unprintable event was dropped, nothing else
 
 
 def test_unwritable_directory_heals(tmp_path: Path) -> None:

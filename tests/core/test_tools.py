@@ -15,7 +15,7 @@ from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.model import Severity, Skill, ToolRef
 from skilldeck.core.tools import (
     BUILTIN_TOOLS,
-    McpQueryError,
+    McpError,
     ServerSpec,
     ToolRegistry,
     check_skill_tools,
@@ -74,9 +74,9 @@ def test_tools_file_forms_and_hidden(isolated_home: Path, tmp_path: Path) -> Non
     skill = _skill(
         tmp_path,
         (
-            ToolRef("deploy"),
-            ToolRef("secret"),
-            ToolRef("WebSearch"),
+            ToolRef("deploy", required=True),
+            ToolRef("secret", required=True),
+            ToolRef("WebSearch", required=True),
             ToolRef("nothing", required=False),
         ),
     )
@@ -113,6 +113,7 @@ def test_availability_of_a_parsed_skill(tmp_path: Path) -> None:
         extra=(
             'allowed-tools: "Bash(git log:*) Read"\n'
             "tools:\n  - name: github.create_issue\n    purpose: file issues\n"
+            "    required: true\n"
         ),
     )
     skill = parse_skill_file(path)
@@ -128,7 +129,9 @@ def test_availability_of_a_parsed_skill(tmp_path: Path) -> None:
 
 def test_validation_modes(tmp_path: Path) -> None:
     registry = ToolRegistry.load(Settings(), cwd=tmp_path)
-    skill = _skill(tmp_path, (ToolRef("Nope"), ToolRef("Maybe", required=False), ToolRef("Read")))
+    skill = _skill(
+        tmp_path, (ToolRef("Nope", required=True), ToolRef("Maybe"), ToolRef("Read", required=True))
+    )
     availability = registry.availability(skill)
     strict = tool_diagnostics(skill, availability, "strict")
     assert [(d.code, d.severity) for d in strict] == [
@@ -147,7 +150,7 @@ def test_validation_mode_per_skill(tmp_path: Path) -> None:
     settings = Settings(tool_validation="strict")
     plain = _skill(tmp_path, ())
     assert validation_mode(plain, settings) == ("strict", [])
-    relaxed = _skill(tmp_path, (ToolRef("Nope"),), **{"tool-validation": "ignore"})
+    relaxed = _skill(tmp_path, (ToolRef("Nope", required=True),), **{"tool-validation": "ignore"})
     assert validation_mode(relaxed, settings)[0] == "ignore"
     nested = _skill(tmp_path, (), metadata={"tool-validation": "warn"})
     assert validation_mode(nested, settings)[0] == "warn"
@@ -264,7 +267,7 @@ def test_bad_mcp_config_is_a_diagnostic(tmp_path: Path) -> None:
 
 
 def test_list_tools_raises_typed_errors(tmp_path: Path) -> None:
-    with pytest.raises(McpQueryError) as err:
+    with pytest.raises(McpError) as err:
         list_tools(ServerSpec("x", str(tmp_path / "nothing")), timeout=1)
     assert err.value.kind == "start"
 
@@ -293,10 +296,10 @@ for line in sys.stdin:
 LIMITED = """
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (768 * 1024 * 1024,) * 2)
-from skilldeck.core.tools import ServerSpec, list_tools, McpQueryError
+from skilldeck.core.tools import ServerSpec, list_tools, McpError
 try:
     list_tools(ServerSpec("h", sys.executable, ["-c", sys.argv[1], sys.argv[2]]), timeout=4)
-except McpQueryError as exc:
+except McpError as exc:
     print(exc.kind, len(exc.stderr))
 """
 

@@ -312,3 +312,33 @@ def test_approval_is_pinned_to_the_hash(
         assert caught.value.details["reason"] == "denied"
         actions = [e.action for e in store.audit(sid)]
     assert actions.count("toolset_call") == 2 and actions.count("toolset_refused") == 3
+
+
+DEEP_MODULE = "x = " + "+".join(["1"] * 200_000) + "\n\n" + MODULE
+"""A toolset module with a 200,000-term expression: too deep for Python's parser."""
+
+
+DEEP_ANNOTATION = MODULE.replace("name: str,", "name: '" + "|".join(["str"] * 200_000) + "',")
+"""A module that compiles (the annotation is a string) but whose annotation is too deep."""
+
+
+@pytest.mark.parametrize("module", [DEEP_MODULE, DEEP_ANNOTATION], ids=["code", "annotation"])
+def test_a_module_nested_too_deeply_is_a_module_error(
+    tmp_path: Path, exec_on: Settings, isolated_home: Path, module: str
+) -> None:
+    """The preview (what the TUI lists) and the child both answer a diagnostic for a
+    module the parser cannot nest that deep: an error row, never a RecursionError."""
+    with pytest.raises(SkilldeckError) as caught:
+        preview_tools(module.encode(), "HelloToolset", "toolsets/index.py")
+    assert caught.value.details["reason"] == "module_error"
+    assert "nested too deeply" in caught.value.message
+    skill = make_skill(tmp_path / "skills", module)
+    rows = toolset_status(exec_on, skill)
+    assert [(row.state, row.error) for row in rows] == [("error", caught.value.message)]
+    allow(isolated_home, skill)
+    if module == DEEP_MODULE:  # the string annotation compiles: only the preview reads it
+        with pytest.raises(SkilldeckError) as mounting:
+            mount_toolset(exec_on, skill, SPEC)
+        assert mounting.value.details["reason"] == "module_error"
+        assert "nested too deeply to compile" in mounting.value.message
+        assert "Traceback" not in str(mounting.value.details.get("stderr", ""))

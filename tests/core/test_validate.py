@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import re
 from pathlib import Path
 
 import pytest
@@ -29,8 +29,12 @@ def sv(skill: Skill, profile: str = "default") -> dict[str, Severity]:
     return {d.code: d.severity for d in validate_skill(skill, profile) if d.code.startswith("SV")}
 
 
-def test_profiles_constant() -> None:
-    assert PROFILES == ("default", "agentskills", "claude-code", "shipped")
+def test_the_readme_offers_exactly_the_profiles() -> None:
+    """``--profile`` in the README's usage line lists the profiles validation knows (each
+    validates a skill: ``test_valid_skill_is_clean_in_every_profile``)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    offered = re.search(r"\[--profile ([a-z|-]+)\]", readme)
+    assert offered is not None and tuple(offered.group(1).split("|")) == PROFILES
 
 
 def test_unknown_profile_raises_skilldeck_error(tmp_path: Path) -> None:
@@ -335,14 +339,11 @@ def test_checks_table_is_complete() -> None:
 def test_corpus_validates_without_raising(corpus_dir: Path) -> None:
     files = sorted(corpus_dir.rglob("SKILL.md"))
     skills = [parse_skill_file(p) for p in files]
-    start = time.perf_counter()
     counts = {}
-    for profile in PROFILES:
+    for profile in PROFILES:  # timed: tests/benchmarks/bench_timing.py validate-corpus
         counts[profile] = sum(len(validate_skill(s, profile)) for s in skills)
-    elapsed = time.perf_counter() - start
-    print(f"validated {len(skills)} skills x {len(PROFILES)} profiles in {elapsed:.3f}s {counts}")
+    print(f"validated {len(skills)} skills x {len(PROFILES)} profiles: {counts}")
     assert len(skills) >= 300
-    assert elapsed < 5
     assert counts["agentskills"] >= counts["default"]
 
 

@@ -13,11 +13,13 @@ import hashlib
 import http.server
 import io
 import json
+import socket
 import stat
 import tarfile
 import threading
 import zipfile
 from collections.abc import Iterator
+from ipaddress import ip_address
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,7 @@ from skilldeck.core.install.wellknown import (
     read_index,
     stage_entry,
 )
+from skilldeck.core.web import internal_address, names_internal
 
 SKILL_MD = b"---\nname: demo\ndescription: Demo skill. Use when testing.\n---\n# Demo\n"
 
@@ -302,13 +305,14 @@ def test_a_wrong_digest_is_refused_before_anything_is_written(
 ) -> None:
     root, base = served
     (root / "SKILL.md").write_bytes(SKILL_MD)
-    entry = IndexEntry("demo", "d", "skill-md", base + "/SKILL.md", "sha256:" + "0" * 64)
+    wrong = "sha256:" + "0" * 64
+    entry = IndexEntry("demo", "d", "skill-md", base + "/SKILL.md", wrong, local_index=True)
     with pytest.raises(SkilldeckError) as caught:
         stage_entry(entry, tmp_path / "dest")
     assert caught.value.details["reason"] == "digest_mismatch"
     assert "digest mismatch" in caught.value.message
     assert not (tmp_path / "dest").exists()
-    right = IndexEntry("demo", "d", "skill-md", base + "/SKILL.md", digest_of(SKILL_MD))
+    right = IndexEntry("demo", "d", "skill-md", base + "/SKILL.md", digest_of(SKILL_MD), True)
     stage_entry(right, tmp_path / "dest")
     assert (tmp_path / "dest" / "SKILL.md").read_bytes() == SKILL_MD
 
@@ -368,25 +372,98 @@ def test_tar_gz_is_the_same_for_the_same_files(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "scripts" / "run.sh").read_bytes() == b"#!/bin/sh\necho ok\n"
 
 
+_THIS_MACHINE = (
+    "http://127.0.0.1:9/x.md",
+    "https://127.1/x.md",
+    "https://0x7f000001/x.md",
+    "https://2130706433/x.md",
+    "https://0177.0.0.1/x.md",
+    "https://[::ffff:127.0.0.1]/x.md",
+    "https://[::1]:8443/x.md",
+    "https://localhost./x.md",
+    "https://169.254.169.254/latest/meta-data",
+    "https://10.0.0.7/x.md",
+    "https://0.0.0.0/x.md",
+)
+
+
 def test_a_remote_index_may_not_point_at_this_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every spelling of this machine (or a private network) in an entry of a public index
+    is skipped; the old string check let ``127.1``, ``0x7f000001``, ``2130706433``,
+    ``0177.0.0.1`` and ``[::ffff:127.0.0.1]`` through."""
     from skilldeck.core import web
     from skilldeck.core.install import wellknown
 
     good = "sha256:" + "b" * 64
+    urls = ("https://cdn.example/x.md", *_THIS_MACHINE)
     rows = [
-        {"name": n, "type": "skill-md", "description": "d", "url": u, "digest": good}
-        for n, u in (("cdn", "https://cdn.example/x.md"), ("local", "http://127.0.0.1:9/x.md"))
+        {"name": f"s{n}", "type": "skill-md", "description": "d", "url": u, "digest": good}
+        for n, u in enumerate(urls)
     ]
     body = json.dumps({"$schema": SCHEMA, "skills": rows}).encode()
-    seen: list[object] = []
 
-    def fake_get(url: str, **kwargs: object) -> web.Answer:
-        seen.append(kwargs.get("allowed"))
-        return web.Answer(url, body, "application/json")
+    def public_index(url: str, **kwargs: object) -> web.Answer:  # as a public server answers
+        return web.Answer(url, body, "application/json", internal=False)
 
-    monkeypatch.setattr(web, "get", fake_get)
+    monkeypatch.setattr(web, "get", public_index)
     index = wellknown.read_index("https://example.com/.well-known/agent-skills/index.json")
-    assert list(index.entries) == ["cdn"]
-    assert "may not point at this machine" in index.warnings[0]
-    allowed = seen[0]
-    assert callable(allowed) and not allowed("http://localhost:8080/") and allowed("https://a.b/")
+    assert list(index.entries) == ["s0"] and not index.entries["s0"].local_index
+    assert len(index.warnings) == len(_THIS_MACHINE)
+    assert all("may not point at this machine" in w for w in index.warnings)
+
+
+@pytest.fixture
+def local_service() -> Iterator[tuple[int, list[str]]]:
+    """A TCP service on 127.0.0.1 (what a hostile index aims at): its port and a record
+    of every connection it accepted."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, peer = server.accept()
+            except TimeoutError:
+                continue
+            seen.append(str(peer))
+            conn.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], seen
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+def _resolving_name() -> str:
+    """A name (no IP spelling, no ``localhost``) that resolves to this machine."""
+    name = socket.gethostname()
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(name, 80)}
+    except OSError:
+        pytest.skip(f"{name} does not resolve")
+    if names_internal(name) or not all(internal_address(ip_address(a)) for a in addresses):
+        pytest.skip(f"{name} resolves to {addresses}, not only to this machine")
+    return name
+
+
+@pytest.mark.parametrize("host", ["127.1", "0x7f000001", "2130706433", "[::ffff:127.0.0.1]", ""])
+def test_an_entry_of_a_public_index_never_connects_to_this_machine(
+    local_service: tuple[int, list[str]], tmp_path: Path, host: str
+) -> None:
+    """The artifact of a public index's entry is fetched ``public_only``: the address is
+    checked after the lookup and before any connection, a name resolving to loopback
+    included (``host`` '' stands for this machine's own name)."""
+    port, seen = local_service
+    url = f"https://{host or _resolving_name()}:{port}/x.md"
+    entry = IndexEntry("demo", "d", "skill-md", url, digest_of(SKILL_MD))
+    with pytest.raises(SkilldeckError) as caught:
+        stage_entry(entry, tmp_path / "dest")
+    assert caught.value.details["reason"] == "internal_address", caught.value.message
+    assert "on this machine or a private network" in caught.value.message
+    assert seen == [] and not (tmp_path / "dest").exists()

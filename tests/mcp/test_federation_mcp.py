@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +107,7 @@ def test_two_servers_federate(tmp_path: Path, team: Path) -> None:
         refused = _error(server.call("load_skill", {"name": "team:refunds"}))
         assert refused["code"] == "PERMISSION_DENIED"
         assert refused["reason"] == "review_required"
+        cli(home, "remote", "show", "team:refunds")  # what the operator reviews is approved
         approved = json.loads(cli(home, "remote", "approve", "team:refunds", "--format", "json"))
         assert approved["added"] and approved["previous"] == "unreviewed"
         digest = approved["line"].split()[-1]
@@ -145,6 +148,7 @@ def test_two_servers_federate(tmp_path: Path, team: Path) -> None:
         changed = _error(server.call("load_skill", {"name": "team:refunds"}))
         assert changed["reason"] == "changed_since_review"
         assert changed["changes"] == [["changed", "templates/email.md"]]
+        cli(home, "remote", "show", "team:refunds")
         again = json.loads(cli(home, "remote", "approve", "team:refunds", "--format", "json"))
         assert again["previous"] == "changed" and again["line"].split()[-1] != digest
         assert not server.call("load_skill", {"name": "team:refunds"}).is_error
@@ -206,3 +210,34 @@ def test_cli_lists_and_searches_remotes_and_reports_an_offline_one(
     assert [r["name"] for r in found["results"]] == ["refunds"]
     doctor = json.loads(cli(home, "doctor", "--format", "json"))
     assert doctor["remotes"][0]["ok"] is False and "offline" in doctor["remotes"][0]["error"]
+
+
+def test_a_trickling_remote_is_cut_and_local_skills_are_served(tmp_path: Path) -> None:
+    """A remote answering one byte per 0.2 s holds ``search_skills`` for its ``timeout_s``
+    (1.5 s), not for as long as it trickles (80 s per answer), and is reported."""
+    peer = Path(__file__).resolve().parent.parent / "fixtures" / "trickle_peer.py"
+    proc = subprocess.Popen(
+        [sys.executable, str(peer), "http", "0.2", "body"], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    url = proc.stdout.readline().split()[-1]
+    root = tmp_path / "local-skills"
+    write_skill(root, "refunds", description="Local refund steps. Use when refunding.")
+    home = make_home(tmp_path / "home")
+    (home / "config.toml").write_text(
+        f"semantic = false\n\n[remotes.slow]\nurl = {json.dumps(url)}\ntimeout_s = 1.5\n",
+        encoding="utf-8",
+    )
+    server = ServerClient(root, home).start()
+    try:
+        found = server.call("search_skills", {"query": "refund", "limit": 5})
+        answer = _data(found)
+        assert [r["name"] for r in answer["results"]] == ["refunds"]
+        assert answer["remotes"][0]["ok"] is False
+        assert answer["remotes"][0]["error"].startswith("timeout")
+        assert "remote slow" in text_of(found)
+        assert not server.call("load_skill", {"name": "refunds"}).is_error
+    finally:
+        server.close()
+        proc.kill()
+        proc.wait(timeout=15)

@@ -132,6 +132,24 @@ def post(port: int, token: str, body: dict[str, Any], sid: str = "") -> tuple[in
     return reply.status, reply.getheader("mcp-session-id") or sid, text
 
 
+def open_session(port: int, token: str) -> str:
+    """A handshake-era connection session opened with ``token``: its Mcp-Session-Id."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "owner", "version": "1"},
+        },
+    }
+    status, sid, _ = post(port, token, init)
+    assert status == 200 and sid
+    post(port, token, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+    return sid
+
+
 def quiet_client(port: int, token: str) -> tuple[int, str]:
     """A handshake-era client that asks one thing and then goes quiet (no GET stream): the
     status of its initialize, and its store session (empty when refused)."""
@@ -214,3 +232,50 @@ def test_one_clients_slow_calls_leave_threads_for_another(tmp_path: Path) -> Non
     took, busy = anyio.run(main)
     assert busy == CALLS_PER_CLIENT
     assert took < 1.0
+
+
+def exchange(
+    port: int, method: str, token: str, sid: str, body: dict[str, Any] | None = None
+) -> tuple[int, str]:
+    """One request on the connection session ``sid``: the status and the body's start (an
+    event stream is not read to its end)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "Mcp-Session-Id": sid,
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    conn.request(method, "/mcp", body=json.dumps(body) if body else None, headers=headers)
+    reply = conn.getresponse()
+    text = reply.read(200).decode() if reply.status != 200 or method != "GET" else ""
+    conn.close()
+    return reply.status, text
+
+
+def test_a_connection_session_answers_only_the_token_that_opened_it(
+    root: Path, tmp_path: Path
+) -> None:
+    """Another client's token cannot call on a session, stream it or DELETE it: each gets
+    404 as for an unknown session, and the owner's session keeps working."""
+    home = make_home(tmp_path / "home")
+    bot = cli(home, "token", "add", "ci-bot").strip().splitlines()[-1]
+    proc, url = start_http(root, home, "127.0.0.1", "--mode", "approval")
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    owner = (home / "mcp-token").read_text(encoding="utf-8").strip()
+    call = {"name": "check_tool", "arguments": {"tool": "Bash"}}
+    request = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": call}
+    try:
+        sid = open_session(port, owner)
+        for method, body in (("POST", request), ("GET", None), ("DELETE", None)):
+            status, text = exchange(port, method, bot, sid, body)
+            assert status == 404, (method, status, text)
+            assert "Session not found" in text
+        status, text = exchange(port, "POST", owner, sid, request)
+        assert status == 200 and '"id":7,"result"' in text
+        assert exchange(port, "DELETE", owner, sid)[0] == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

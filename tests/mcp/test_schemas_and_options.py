@@ -19,6 +19,8 @@ def test_every_schema_is_strict() -> None:
         "check_tool",
         "run_skill_script",
         "skill_context",
+        "validate_skill",
+        "lint_skill",
     ]
     for tool in TOOLS:
         assert tool.input_schema["type"] == "object"

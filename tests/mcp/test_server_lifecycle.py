@@ -194,7 +194,7 @@ def test_http_transport_gives_each_client_a_session(root: Path, home: Path) -> N
         transport = http_transport(url, home, token)
         async with Client(transport, mode=mode, client_info=info) as client:
             tools = await client.list_tools()
-            assert len(tools.tools) == 7
+            assert len(tools.tools) == 9
             result = await client.call_tool("load_skill", {"name": "git-history"})
             assert not result.is_error
             data = result.structured_content

@@ -30,6 +30,8 @@ TOOL_NAMES = {
     "check_tool",
     "run_skill_script",
     "skill_context",
+    "validate_skill",
+    "lint_skill",
 }
 
 

@@ -22,27 +22,29 @@ def test_index_follows_changes(tmp_path: Path) -> None:
     root = tmp_path / "skills"
     write_skill(root, "git-history", description="Summarise git history. Use for commits.")
     service = _service(root)
-    index = service.index()
+    index = service.workspace.index("visible")
     assert not service.refresh()
     write_skill(root, "csv-cleaner", description="Clean CSV files. Use when a CSV is broken.")
     assert service.refresh()
-    index = service.index()  # the workspace's, updated for what changed (see the store)
+    index = service.workspace.index(
+        "visible"
+    )  # the workspace's, updated for what changed (see the store)
     assert len(index) == 2
-    with service.index_lock:
+    with service.workspace.lock:
         names = [r.skill.name for r in index.search("clean csv files").results]
     assert names[0] == "csv-cleaner"
     (root / "csv-cleaner" / "SKILL.md").unlink()
     (root / "csv-cleaner").rmdir()
     assert service.refresh()
     assert [s.name for s in service.visible] == ["git-history"]
-    assert len(service.index()) == 1
+    assert len(service.workspace.index("visible")) == 1
 
 
 def test_lexical_index_first_even_when_semantic_is_configured(tmp_path: Path) -> None:
     root = tmp_path / "skills"
     write_skill(root, "git-history", description="Summarise git history. Use for commits.")
     service = SkillService(Settings(semantic=True), [root])
-    assert service.index().semantic is False
+    assert service.workspace.index("visible").semantic is False
     assert _service(root).upgrade_index() is False
 
 

@@ -134,6 +134,16 @@ class GetSkillRequest(types.Request[UriParams, Literal["skills/get"]]):
     method: Literal["skills/get"] = "skills/get"
 
 
+class NameParams(types.RequestParams):
+    name: str
+
+
+class GetByNameRequest(types.Request[NameParams, Literal["skills/get"]]):
+    """``skills/get`` with ``name`` where ``uri`` belongs (a usual client mistake)."""
+
+    method: Literal["skills/get"] = "skills/get"
+
+
 class DirectoryReadRequest(types.Request[UriParams, Literal["resources/directory/read"]]):
     method: Literal["resources/directory/read"] = "resources/directory/read"
 
@@ -340,6 +350,9 @@ async def check_catalog(client: Client, roots: tuple[Path, Path], page_size: int
     await invalid_params(client.read_resource("skill://nope/SKILL.md"))
     await invalid_params(client.read_resource("skill://off-skill/SKILL.md"))
     await invalid_params(client.read_resource("skill://pdf-processing/missing.md"))
+    by_name = GetByNameRequest(params=NameParams(name="refunds"))
+    message = await invalid_params(client.session.send_request(by_name, Raw))
+    assert "expects the parameter 'uri'" in message and "skill://refunds/SKILL.md" in message
     await invalid_params(list_page(client, "not-a-cursor"))
 
     tools = {t.name for t in (await client.list_tools()).tools}

@@ -15,7 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.reactive import var
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from skilldeck.app import heap
 from skilldeck.app.commands import SkillCommands
@@ -94,6 +94,8 @@ class SkilldeckApp(App[int]):
         Binding("ctrl+t", "toggle_theme", "Light/dark", show=False, id="app.toggle-theme"),
         Binding("ctrl+r", "rescan", "Rescan", show=False, id="app.rescan"),
         Binding("f8", "updates", "Updates", show=False, id="app.updates"),
+        Binding("f9", "usage", "Usage", show=False, id="app.usage"),
+        Binding("f10", "remotes", "Remote skills", show=False, id="app.remotes"),
     ]
 
     # The app's state is ``var``: a plain ``reactive`` on the App repaints the whole screen
@@ -144,6 +146,8 @@ class SkilldeckApp(App[int]):
         self.use_semantic = semantic
         self._store: SessionStore | None = None
         self._watching = False
+        self.discoveries = 0
+        """Discoveries finished, every stage run (0 until the first one is in)."""
 
     @property
     def settings(self) -> Settings:
@@ -214,13 +218,38 @@ class SkilldeckApp(App[int]):
             timeout=10,
         )
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The app's own workers report their errors like every node's (see
+        :class:`~skilldeck.app.worker_errors.WorkerErrors`)."""
+        self.report_worker_error(event)
+
+    def report_worker_error(self, event: Worker.StateChanged) -> None:
+        """A background task raised: say so on screen and in the log, and keep running.
+
+        Every ``@work`` here passes ``exit_on_error=False``: Textual's default ends the app
+        on a worker's error (an unexpected error while a preview or a check ran in the
+        background closed the whole TUI), so the error arrives here instead.
+        """
+        worker = event.worker
+        if event.state is not WorkerState.ERROR or worker.error is None:
+            return
+        error = worker.error
+        what = worker.group if worker.group != "default" else worker.name.strip("_")
+        self.log.error(f"background task {what} failed", repr(error))
+        self.notify(
+            f"Background task {what!r} failed: {type(error).__name__}: {error}",
+            title="Skilldeck",
+            severity="error",
+            timeout=10,
+        )
+
     def bump(self) -> None:
         """Tell every screen the catalog state changed."""
         self.catalog_version += 1
 
     # ----------------------------------------------------------------- discovery
 
-    @work(thread=True, exclusive=True, group="discovery")
+    @work(thread=True, exclusive=True, group="discovery", exit_on_error=False)
     def discover(self) -> None:
         """Scan, lint, index and check tools, in stages; the UI fills in after each."""
         worker = get_current_worker()
@@ -282,6 +311,7 @@ class SkilldeckApp(App[int]):
         self.discovered = count
 
     def _discovery_done(self) -> None:
+        self.discoveries += 1
         if self.watch_files and not self._watching:
             self._watching = True
             self.set_interval(self.watch_interval, self._poll_changes)
@@ -289,7 +319,7 @@ class SkilldeckApp(App[int]):
         if self.use_semantic and workspace.has_index() and not workspace.semantic():
             self._embed()
 
-    @work(thread=True, exclusive=True, group="semantic")
+    @work(thread=True, exclusive=True, group="semantic", exit_on_error=False)
     def _embed(self) -> None:
         self.call_from_thread(setattr, self, "stage", "semantic index")
         try:
@@ -321,7 +351,7 @@ class SkilldeckApp(App[int]):
             self._checking = True
             self.check_changes()
 
-    @work(thread=True, group="watch")
+    @work(thread=True, group="watch", exit_on_error=False)
     def check_changes(self) -> bool:
         """Bring the workspace up to date when anything it watches changed on disk
         (one ``stat`` per watched path; discovery again only when one differs), then
@@ -390,7 +420,7 @@ class SkilldeckApp(App[int]):
             return
         self._check_store()
 
-    @work(thread=True, exclusive=True, group="poll")
+    @work(thread=True, exclusive=True, group="poll", exit_on_error=False)
     def _check_store(self) -> None:
         try:
             version = self.store.last_audit_id()
@@ -426,7 +456,7 @@ class SkilldeckApp(App[int]):
             return
         self._load_subtitle(self.session_id)
 
-    @work(thread=True, exclusive=True, group="subtitle")
+    @work(thread=True, exclusive=True, group="subtitle", exit_on_error=False)
     def _load_subtitle(self, session_id: str) -> None:
         """Read the session in a worker (a PostgreSQL store may be slow or down), then set
         the subtitle on the UI thread."""
@@ -454,15 +484,16 @@ class SkilldeckApp(App[int]):
 
     # ----------------------------------------------------------------- navigation
 
-    def open_skill(self, skill: Skill, line: int | None = None) -> None:
-        """Show ``skill`` on the main screen (at ``line`` of the raw source, if given)."""
+    def open_skill(self, skill: Skill, line: int | None = None, query: str | None = None) -> None:
+        """Show ``skill`` on the main screen (at ``line`` of the raw source, if given; with
+        ``query`` in the search box, if given)."""
         from skilldeck.app.screens.main_screen import MainScreen
 
         while not isinstance(self.screen, MainScreen) and len(self.screen_stack) > 1:
             self.pop_screen()
         screen = self.screen
         if isinstance(screen, MainScreen):
-            screen.open_skill(skill, line)
+            screen.open_skill(skill, line, query=query)
 
     def action_help(self) -> None:
         """Show the help screen."""
@@ -491,6 +522,20 @@ class SkilldeckApp(App[int]):
 
         if not isinstance(self.screen, UpdatesScreen):
             self.push_screen(UpdatesScreen(self.workspace))
+
+    def action_usage(self) -> None:
+        """Open the usage screen (loads, silent misses, never-used skills)."""
+        from skilldeck.app.screens.usage_screen import UsageScreen
+
+        if not isinstance(self.screen, UsageScreen):
+            self.push_screen(UsageScreen(self.workspace))
+
+    def action_remotes(self) -> None:
+        """Open the remote skills screen (origin, review state, preview, approve)."""
+        from skilldeck.app.screens.remote_screen import RemoteScreen
+
+        if not isinstance(self.screen, RemoteScreen):
+            self.push_screen(RemoteScreen(self.workspace))
 
     def action_toggle_theme(self) -> None:
         """Switch between the light and dark themes."""

@@ -11,6 +11,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from skilldeck.app.deck import DeckHost
 from skilldeck.app.labels import markup_free
+from skilldeck.core.agents import AGENTS
 
 ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Review mode: all diagnostics", "review", "Every finding across all skills, grouped"),
@@ -22,6 +23,13 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Rescan skill folders", "rescan", "Discover everything again"),
     ("Toggle light/dark theme", "toggle_theme", "Switch theme"),
     ("Help", "help", "Keys and markers"),
+    ("Usage: loads, silent misses, never used", "usage", "How agents really use the skills"),
+    ("Remote skills: review and approve", "remotes", "Remote catalogs' skills, as served now"),
+    *(
+        (f"As seen by: {a.name}", f"screen.seen_by('{a.id}')", "Only the skills it reads")
+        for a in AGENTS
+    ),
+    ("As seen by: every agent", "screen.seen_by('')", "List every skill again"),
 )
 """Palette label, action and help text of each action."""
 

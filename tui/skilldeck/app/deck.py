@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from textual.worker import Worker
+
 if TYPE_CHECKING:
     from textual.app import App
 
@@ -48,12 +50,16 @@ class DeckHost(Protocol):
         """Refresh views after this process changed the session store."""
         ...
 
-    def open_skill(self, skill: Skill, line: int | None = None) -> None:
-        """Show ``skill`` on the main screen."""
+    def open_skill(self, skill: Skill, line: int | None = None, query: str | None = None) -> None:
+        """Show ``skill`` on the main screen (with ``query`` in the search box, if given)."""
         ...
 
     def bump(self) -> None:
         """Tell every screen the workspace changed."""
+        ...
+
+    def report_worker_error(self, event: Worker.StateChanged) -> None:
+        """Show and log a background task's error (the app keeps running)."""
         ...
 
 
@@ -63,7 +69,15 @@ class _HasApp(Protocol):
 
 
 class UsesDeck:
-    """Mixin for screens and dialogs shown by the Skilldeck app."""
+    """Mixin for the screens, dialogs and widgets shown by the Skilldeck app."""
+
+    def on_worker_state_changed(self: _HasApp, event: Worker.StateChanged) -> None:
+        """Hand a task's state to the app, which shows and logs an error: every ``@work``
+        passes ``exit_on_error=False`` and ``Worker.StateChanged`` does not bubble, so the
+        app would not see it otherwise."""
+        report = getattr(self.app, "report_worker_error", None)
+        if report is not None:
+            report(event)
 
     @property
     def deck(self: _HasApp) -> DeckHost:

@@ -7,6 +7,7 @@ import os
 import re
 import secrets
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -58,6 +59,8 @@ class CliContext:
         quiet: Results and errors only: no notes, warnings or summary lines.
         settings: Loaded settings.
         out: Where results are printed.
+        progress: Told what long step runs now (:class:`~skilldeck.cli.progress.Progress`
+            on a terminal), or None.
     """
 
     root_args: list[str] = field(default_factory=list)
@@ -68,6 +71,7 @@ class CliContext:
     quiet: bool = False
     settings: Settings = field(default_factory=Settings)
     out: TextIO = field(default_factory=lambda: sys.stdout)
+    progress: Callable[[str], None] | None = None
     _store: LocalStore | None = None
     _workspace: Workspace | None = None
 
@@ -133,7 +137,9 @@ class CliContext:
 
     def open_workspace(self, roots: list[Path] | None) -> Workspace:
         """A workspace over ``roots`` (None: the default roots) sharing this run's store."""
-        return Workspace(self.settings, roots, profile=self.profile, store=self.store())
+        workspace = Workspace(self.settings, roots, profile=self.profile, store=self.store())
+        workspace.progress = self.progress
+        return workspace
 
     def workspace(self) -> Workspace:
         """The workspace of the ``--root`` options, discovered once per run."""
@@ -186,7 +192,7 @@ def table(rows: list[list[str]], widths: list[int] | None = None) -> list[str]:
     if not rows:
         return []
     ncols = max(len(r) for r in rows)
-    rows = [[safe(cell) for cell in row] for row in rows]
+    rows = [[for_terminal(cell) for cell in row] for row in rows]
     widths = widths or [
         max(len(_strip_ansi(r[i])) for r in rows if i < len(r)) for i in range(ncols)
     ]

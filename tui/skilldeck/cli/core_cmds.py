@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import SEVERITY_COLOR, CliContext, table
-from skilldeck.core import lint, loader
+from skilldeck.core import lint, loader, rules
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Catalog, Diagnostic, Severity, Skill
-from skilldeck.core.validate import CHECKS, PROFILES, body_encoding
+from skilldeck.core.validate import lint_report, report_entry, validate_findings
 
 if TYPE_CHECKING:
     from skilldeck.core.workspace import Workspace
@@ -58,6 +58,13 @@ def register(sub: Any) -> None:
         metavar="PATH",
         help="skill folder, SKILL.md or folder of skills (default: all discovered)",
     )
+    p.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "info"),
+        default="error",
+        help="lowest severity that makes the exit status 1 (default: error; warning gates "
+        "a missing tool under tool-validation: warn, ST201)",
+    )
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser(
@@ -85,12 +92,14 @@ def register(sub: Any) -> None:
     p.add_argument("--budget", type=int, default=None, help="character budget (default 12000)")
     p.set_defaults(func=cmd_prompt)
 
-    p = sub.add_parser("rules", help="the lint rules reference, or the rules named")
+    p = sub.add_parser(
+        "rules", help="every rule (discovery, validation, lint, tools, install), or those named"
+    )
     p.add_argument(
         "codes",
         nargs="*",
         metavar="CODE",
-        help="rule or validation codes, or prefixes (SL302, SL3, SV1); default: all",
+        help="codes, prefixes or names (SD105, SV1, SL302, ST2, pipe-to-shell); default: all",
     )
     p.set_defaults(func=cmd_rules)
 
@@ -122,9 +131,7 @@ def print_list(ctx: CliContext, show_all: bool) -> int:
     else:
         skills = workspace.listed()
     fmt = ctx.output_format()
-    from skilldeck.cli.remote_cmds import remote_listing
-
-    remote = remote_listing(ctx)  # federation: None when no remotes are configured
+    remote = workspace.remotes.listing()  # federation: None when no remotes are configured
     if fmt == "json":
         data: dict[str, Any] = {
             "skills": [s.summary_dict() for s in skills],
@@ -176,21 +183,14 @@ def cmd_list(args: argparse.Namespace, ctx: CliContext) -> int:
     return print_list(ctx, show_all=args.all)
 
 
-def _tool_report(ctx: CliContext, skill: Skill) -> dict[str, Any] | None:
-    try:
-        registry = ctx.workspace().registry()
-        availability = registry.availability(skill)
-    except SkilldeckError:
-        return None
-    result: dict[str, Any] = availability.to_dict()
-    return result
-
-
 def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
-    """``skilldeck show NAME``."""
-    skill = ctx.workspace().resolve(args.name)
+    """``skilldeck show NAME`` (``LABEL:NAME``: a remote skill, approved as it is now)."""
+    target = ctx.workspace().actions.target(args.name)
+    skill = target.skill
     record = skill.to_dict()
-    record["tool_availability"] = _tool_report(ctx, skill)
+    record.update(target.facts())
+    tools = loader.tool_availability(skill, ctx.workspace().registry)
+    record["tool_availability"] = None if "error" in tools else tools
     shadows = [s for s in ctx.catalog().skills if s.shadowed_by == skill.path]
     record["shadows"] = [
         {"path": str(s.path), "source": s.source.value, "reason": s.shadow_reason} for s in shadows
@@ -199,9 +199,11 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     if fmt == "json":
         ctx.emit_json(record)
         return 0
-    ctx.echo(ctx.paint(skill.name, "bold") + f"  ({skill.source.value})")
-    ctx.echo(f"  {skill.description}")
-    rows = [["path", str(skill.path)]]
+    ctx.echo(ctx.paint(skill.name, "bold") + f"  ({record.get('origin', skill.source.value)})")
+    ctx.echo("  " + "\n  ".join(skill.description.splitlines()))  # its lines, indented
+    rows = [["path", str(record.get("uri", skill.path))]]
+    if target.remote is not None:
+        rows += [["digest", record["digest"]], ["review", record["review"]]]
     if skill.shadowed:
         rows.append(["shadowed", skill.shadow_reason or f"by {skill.shadowed_by}"])
     for copy in shadows:
@@ -247,31 +249,33 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
-    """``skilldeck load NAME [ARGS]``."""
-    skill = ctx.workspace().resolve(args.name)
-    arguments = " ".join(a for a in args.arguments if a != "--")
-    telemetry = ctx.workspace().telemetry
-    cap = ctx.settings.body_token_cap
-    result = loader.load_and_record(skill, arguments, cap, actor="cli", telemetry=telemetry)
+    """``skilldeck load NAME [ARGS]`` (``LABEL:NAME``: a remote skill, approved as it is
+    now, as a model gets it)."""
     fmt = ctx.output_format()
+    door = ctx.workspace().actions
+    arguments = " ".join(a for a in args.arguments if a != "--")
+    loaded = door.load(args.name, arguments, actor="cli", source="cli")
+    answer, _notes = door.answer(loaded)
     if fmt == "json":
-        ctx.emit_json(result.to_dict())
+        ctx.emit_json(answer)
         return 0
-    ctx.echo(result.text)
-    for warning in result.warnings:
+    ctx.echo(answer["text"])
+    for warning in loaded.result.warnings:
         ctx.warn(f"warning: {warning}")
+    missing = answer["tools"].get("missing") or []
+    if missing:
+        ctx.warn(f"warning: tools this skill needs are not available here: {', '.join(missing)}")
     return 0
 
 
 def cmd_read(args: argparse.Namespace, ctx: CliContext) -> int:
-    """``skilldeck read NAME PATH``."""
-    skill = ctx.workspace().resolve(args.name)
-    telemetry = ctx.workspace().telemetry
-    cap = ctx.settings.resource_byte_cap
-    resource = loader.read_and_record(skill, args.path, cap, actor="cli", telemetry=telemetry)
+    """``skilldeck read NAME PATH`` (``LABEL:NAME``: a file a remote skill's current entry
+    lists, verified against its digest)."""
     fmt = ctx.output_format()
+    read = ctx.workspace().actions.read(args.name, args.path, actor="cli", source="cli")
+    resource = read.resource
     if fmt == "json":
-        ctx.emit_json(resource.to_dict())
+        ctx.emit_json({**resource.to_dict(), **(read.remote or {})})
         return 0
     if resource.binary:
         ctx.echo(
@@ -347,19 +351,7 @@ def _report(
     if fmt == "json":
         ctx.emit_json(
             {
-                "skills": [
-                    {
-                        "path": str(skill.path),
-                        "name": skill.name,
-                        "valid": not any(d.severity is Severity.ERROR for d in diags),
-                        "diagnostics": [
-                            {k: v for k, v in d.to_dict().items() if k != "path"}
-                            | ({"path": str(d.path)} if d.path and d.path != skill.path else {})
-                            for d in diags
-                        ],
-                    }
-                    for skill, diags in results
-                ],
+                "skills": [report_entry(skill, diags) for skill, diags in results],
                 "diagnostics": [d.to_dict() for d in catalog.diagnostics],
                 "summary": summary,
             }
@@ -387,13 +379,20 @@ def _report(
 
 def cmd_validate(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck validate [PATH...]``: exit 1 when any skill has an error."""
-    catalog = _workspace_for_paths(ctx, args.paths).catalog
+    workspace = _workspace_for_paths(ctx, args.paths)
+    catalog = workspace.catalog
     _require_skills(catalog, args.paths)
-    # discovery already validated every skill against ctx.profile; only the body is new
-    results = [(s, s.diagnostics + body_encoding(s)) for s in catalog.skills]
+    try:
+        workspace.tools()
+    except SkilldeckError as exc:
+        ctx.warn(f"tools not checked: {exc.message}")
+    tools = workspace.tool_findings
+    # discovery already validated every skill against ctx.profile; body and tools are new
+    results = [(s, validate_findings(s, tools.get(s.path, []))) for s in catalog.skills]
     _report(ctx, results, catalog, {"profile": ctx.profile})
-    failed = any(d.severity is Severity.ERROR for _, diags in results for d in diags)
-    failed = failed or any(d.severity is Severity.ERROR for d in catalog.diagnostics)
+    failing = _FAIL_ON[args.fail_on]
+    failed = any(d.severity in failing for _, diags in results for d in diags)
+    failed = failed or any(d.severity in failing for d in catalog.diagnostics)
     return 1 if failed else 0
 
 
@@ -419,12 +418,9 @@ def cmd_lint(args: argparse.Namespace, ctx: CliContext) -> int:
     workspace = _workspace_for_paths(ctx, args.paths)
     catalog = workspace.catalog
     findings = workspace.lint(config)
-    results = []
-    for skill in catalog.skills:
-        parse_errors = [
-            d for d in skill.diagnostics if d.code.startswith("SD") and d.severity is Severity.ERROR
-        ]
-        results.append((skill, parse_errors + findings.get(skill.path, [])))
+    results = [
+        (skill, lint_report(skill, findings.get(skill.path, []))) for skill in catalog.skills
+    ]
     _require_skills(catalog, args.paths)
     _report(ctx, results, catalog, {})
     failing = _FAIL_ON[args.fail_on]
@@ -489,13 +485,14 @@ def cmd_prompt(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def cmd_rules(args: argparse.Namespace, ctx: CliContext) -> int:
-    """``skilldeck rules [CODE...]``: every lint rule with an example, or the rules named
-    (codes or prefixes; exit 2 naming a code that matches nothing)."""
+    """``skilldeck rules [CODE...]``: every rule of the one catalogue (lint rules with an
+    example), or the rules named (codes, prefixes or names; exit 2 naming one that matches
+    nothing)."""
     fmt = ctx.output_format(("text", "markdown", "json"))
     if not args.codes:
-        ctx.echo(lint.rules_reference(fmt))
+        ctx.echo(rules.rules_reference(fmt))
         return 0
-    entries = _rule_entries(args.codes)
+    entries = [rules.rule_entry(rule) for rule in rules.find_rules(args.codes)]
     if fmt == "json":
         ctx.emit_json({"rules": entries})
         return 0
@@ -504,59 +501,22 @@ def cmd_rules(args: argparse.Namespace, ctx: CliContext) -> int:
     return 0
 
 
-def _rule_entries(codes: list[str]) -> list[dict[str, Any]]:
-    """The lint rules and validation checks each of ``codes`` selects, in code order."""
-    known: dict[str, dict[str, Any]] = {}
-    for rule in lint.RULES.values():
-        known[rule.code] = {
-            "code": rule.code,
-            "name": rule.name,
-            "kind": "lint",
-            "severity": rule.severity.value,
-            "summary": rule.summary,
-            "bad_example": rule.bad_example,
-            "good_example": rule.good_example,
-        }
-    for check in CHECKS.values():
-        known[check.code] = {
-            "code": check.code,
-            "name": check.name,
-            "kind": "validation",
-            "severity": {
-                p: (sev.value if sev else None)
-                for p, sev in zip(PROFILES, check.severities, strict=True)
-            },
-            "summary": check.summary,
-        }
-    chosen: dict[str, dict[str, Any]] = {}
-    for code in codes:
-        wanted = code.strip().upper()
-        found = [
-            entry
-            for key, entry in known.items()
-            if wanted and (key.startswith(wanted) or entry["name"] == code.strip().lower())
-        ]
-        if not found:
-            raise SkilldeckError(
-                ErrorCode.INVALID_PARAM,
-                f"no rule or validation code matches {code!r} (try 'skilldeck rules')",
-            )
-        chosen.update((entry["code"], entry) for entry in found)
-    return [chosen[key] for key in sorted(chosen)]
-
-
 def _print_rule(ctx: CliContext, entry: dict[str, Any], *, markdown: bool) -> None:
     severity = entry["severity"]
     if isinstance(severity, dict):
         severity = ", ".join(f"{p}: {s or '-'}" for p, s in severity.items())
     if markdown:
         ctx.echo(f"## {entry['code']} `{entry['name']}` ({severity})\n\n{entry['summary']}\n")
+        if "explanation" in entry:
+            ctx.echo(f"{entry['explanation']}\n")
         if "bad_example" in entry:
             ctx.echo(f"Bad:\n\n```\n{entry['bad_example']}\n```\n")
             ctx.echo(f"Good:\n\n```\n{entry['good_example']}\n```\n")
         return
     ctx.echo(ctx.paint(f"{entry['code']}  {entry['name']}", "bold") + f"  [{severity}]")
     ctx.echo(f"    {entry['summary']}")
+    if "explanation" in entry:
+        ctx.echo(f"    {entry['explanation']}")
     if "bad_example" in entry:
         ctx.echo("    bad:  " + entry["bad_example"].replace("\n", "\n          "))
         ctx.echo("    good: " + entry["good_example"].replace("\n", "\n          "))

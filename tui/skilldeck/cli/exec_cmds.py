@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, safe, table
-from skilldeck.core import execution, sessions
+from skilldeck.core import execution
 from skilldeck.core.config import config_path, effective_settings
 
 if TYPE_CHECKING:
@@ -62,6 +62,11 @@ def register(sub: Any) -> None:
     p.add_argument("skill", help="skill name")
     p.add_argument("script", help="path of the script or toolset module inside the skill")
     p.add_argument("--dry-run", action="store_true", help="show what would be pinned only")
+    p.add_argument(
+        "--digest",
+        metavar="HEX",
+        help="allow only if the skill still has this digest (the one --dry-run showed)",
+    )
     p.set_defaults(func=cmd_allow)
 
 
@@ -111,22 +116,11 @@ def cmd_run(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck run SKILL SCRIPT [ARG...]``: the script's own exit status (see
     :func:`script_exit_status`); 125 when Skilldeck refused or failed to run it."""
     fmt = ctx.output_format()
-    skill = ctx.workspace().resolve(args.skill)
     script_args = list(args.args)
     if script_args[:1] == ["--"]:
         script_args = script_args[1:]
-    telemetry = ctx.workspace().telemetry
-    with sessions.SessionStore(settings=ctx.settings, telemetry=telemetry) as store:
-        result = execution.execute(
-            ctx.settings,
-            skill,
-            args.script,
-            script_args,
-            store=store,
-            session_id=args.session,
-            actor="operator",
-            telemetry=telemetry,
-        )
+    door = ctx.workspace().actions
+    result = door.run(args.skill, args.script, script_args, actor="operator", session=args.session)
     run = result.run
     code = script_exit_status(run.exit_code, run.timed_out)
     if fmt == "json":
@@ -159,7 +153,7 @@ def cmd_allow(args: argparse.Namespace, ctx: CliContext) -> int:
     line = execution.allowlist_line(request.ref, request.digest)
     added = False
     if not args.dry_run:
-        line, added = execution.add_to_allowlist(request)
+        line, added = execution.add_to_allowlist(request, args.digest)
     files = [{"path": f.rel, "sha256": f.sha256} for f in request.snapshot.files]
     if fmt == "json":
         ctx.emit_json({"line": line, "added": added, "dry_run": args.dry_run, "files": files})

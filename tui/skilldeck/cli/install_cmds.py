@@ -40,6 +40,8 @@ _ADVICE = {
     "error_findings": "use --force to {verb} anyway",
     "local_edits": "use --force to replace them",
     "other_source": "use --replace to switch sources: the diff and new findings are shown first",
+    "unsafe_source": "nothing overrides this: a local source must be a folder of regular "
+    "files within the size caps",
 }
 
 
@@ -69,9 +71,10 @@ def register(sub: Any) -> None:
     _common(p, yes=True)
     p.set_defaults(func=cmd_add)
 
-    p = sub.add_parser("check", help="verify installed skills against skills-lock.toml")
+    p = sub.add_parser("check", help="check installed skills against skills-lock.toml or .json")
     p.add_argument("names", nargs="*", metavar="NAME", help="only these skills")
     p.add_argument("--remote", action="store_true", help="also ask the sources for new commits")
+    p.add_argument("--lock", type=Path, default=None, help="the lockfile (default: found)")
     p.add_argument("--to", default=None, help="user, project or a skills folder")
     p.set_defaults(func=cmd_check)
 
@@ -85,6 +88,12 @@ def register(sub: Any) -> None:
     _common(p, yes=False)
     p.set_defaults(func=cmd_remove)
 
+    _register_locks(sub)
+
+
+def _register_locks(sub: Any) -> None:
+    """Register the commands that follow a lock as it travels: install, verify, publish,
+    sync."""
     p = sub.add_parser(
         "install", help="install the skills a lockfile names (skills-lock.toml or .json)"
     )
@@ -157,6 +166,50 @@ def _confirm(question: str) -> bool | None:
 # ---------------------------------------------------------------------------- printing
 
 
+def _step(ctx: CliContext, text: str) -> None:
+    """Tell the progress line (drawn on a terminal only) what long step runs now."""
+    if ctx.progress is not None:
+        ctx.progress(text)
+
+
+_TALLY = {
+    "installed": "installed",
+    "updated": "updated",
+    "up-to-date": "up to date",
+    "unchanged": "up to date",
+    "refused": "refused",
+    "declined": "skipped",
+    "kept": "skipped",
+}
+_SKIPPED_WHY = {
+    "declined": "not confirmed (answer on a terminal, or pass --yes)",
+    "kept": "kept as installed (answered no)",
+}
+
+
+def _summary(ctx: CliContext, verb: str, results: list[dict[str, Any]]) -> None:
+    """End a review with what became of each skill: a count per outcome, then one line
+    per refusal (with why) and per kind of skip (with the names), so that one refusal
+    among hundreds of reviewed skills is not lost above them."""
+    if ctx.quiet:
+        return
+    first = "installed" if verb == "add" else "updated"
+    counts = dict.fromkeys([first, *(["up to date"] if verb == "update" else [])], 0)
+    counts.update(refused=0, skipped=0)
+    for r in results:
+        label = _TALLY.get(r["action"], "skipped")
+        counts[label] = counts.get(label, 0) + 1
+    ctx.echo(ctx.paint(f"{verb}: " + ", ".join(f"{n} {k}" for k, n in counts.items()), "bold"))
+    for r in results:
+        if r["action"] == "refused":
+            why = "; ".join(r.get("reasons") or []) or "refused"
+            ctx.echo(f"  {ctx.paint('refused', 'red')} {r['name']}: {why}")
+    for action, why in _SKIPPED_WHY.items():
+        names = [r["name"] for r in results if r["action"] == action]
+        if names:
+            ctx.echo(f"  {ctx.paint('skipped', 'yellow')} {', '.join(names)}: {why}")
+
+
 def _finding_line(ctx: CliContext, f: Finding, sign: str = "") -> str:
     where = f.file + (f":{f.line}" if f.line else "") if f.file else ""
     sev = ctx.paint(f.severity, _SEV_COLOR.get(f.severity, "dim"))
@@ -201,8 +254,12 @@ def cmd_add(args: argparse.Namespace, ctx: CliContext) -> int:
     elif not install.is_url(args.source) and not args.source.startswith("-"):
         args.source = str(Path(args.source).expanduser().resolve())  # lock an absolute path
     inside = short.subpath if short is not None else ""
+    _step(ctx, f"fetching {args.source}")
     with install.fetched(args.source, args.ref) as fetch:
-        found = install.candidates(fetch, lock, profile=ctx.profile, registry=_registry(ctx))
+        found = install.candidates(
+            fetch, lock, profile=ctx.profile, registry=_registry(ctx), progress=ctx.progress
+        )
+        _step(ctx, "")
         found = [c for c in found if not inside or f"{c.subpath}/".startswith(f"{inside}/")]
         chosen = _select(found, args.skill, args.source)
         if fmt == "text":
@@ -215,6 +272,8 @@ def cmd_add(args: argparse.Namespace, ctx: CliContext) -> int:
         results = [_add_one(ctx, args, lock, c, fetch.commit or "", fmt) for c in chosen]
     if fmt == "json":
         ctx.emit_json({"target": str(lock.root), "lockfile": str(lock.path), "skills": results})
+    else:
+        _summary(ctx, "add", results)
     return 0 if all(r["action"] == "installed" for r in results) else 1
 
 
@@ -302,11 +361,15 @@ def _add_from_index(
         for line in table(rows):
             ctx.echo("  " + line)
     results: list[dict[str, Any]] = []
+    _step(ctx, f"fetching {len(chosen)} skill(s) from {url}")
     with install.fetched_index(chosen) as (fetch, problems):
         for name, problem in problems.items():
             ctx.warn(f"{name}: not installed: {problem}")
             results.append({"name": name, "action": "refused", "reasons": [problem]})
-        found = install.candidates(fetch, lock, profile=ctx.profile, registry=_registry(ctx))
+        found = install.candidates(
+            fetch, lock, profile=ctx.profile, registry=_registry(ctx), progress=ctx.progress
+        )
+        _step(ctx, "")
         for c in found:
             if fmt == "text":
                 _show_review(ctx, c.review, index.entries[c.subpath].url)
@@ -324,6 +387,8 @@ def _add_from_index(
                 "skills": results,
             }
         )
+    else:
+        _summary(ctx, "add", results)
     return 0 if results and all(r["action"] == "installed" for r in results) else 1
 
 
@@ -346,7 +411,7 @@ def _select_listed(listed: dict[str, IndexEntry], names: list[str], url: str) ->
 def cmd_check(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck check``: exit 0 when every locked skill is ``ok``."""
     fmt = ctx.output_format()
-    lock = _lock(ctx, args.to, must_exist=True)
+    lock = _travel_lock(args)
     statuses = install.check(lock, remote=args.remote, names=args.names or None)
     all_ok = all(s.state == "ok" for s in statuses)
     if fmt == "json":
@@ -368,7 +433,11 @@ def cmd_check(args: argparse.Namespace, ctx: CliContext) -> int:
     counts = {state: sum(s.state == state for s in statuses) for state in _STATE_COLOR}
     summary = ", ".join(f"{n} {state}" for state, n in counts.items() if n)
     ctx.echo(
-        ctx.paint(f"{len(statuses)} skill(s): {summary or 'none locked'} ({lock.path})", "dim")
+        ctx.paint(
+            f"{len(statuses)} skill(s): {summary or 'none locked'} "
+            f"({lock.path}; installed in {lock.root})",
+            "dim",
+        )
     )
     return 0 if all_ok else 1
 
@@ -382,14 +451,21 @@ def cmd_update(args: argparse.Namespace, ctx: CliContext) -> int:
     lock = _lock(ctx, args.to, must_exist=True)
     results: list[dict[str, Any]] = []
     with install.prepared_updates(
-        lock, args.names or None, profile=ctx.profile, registry=_registry(ctx)
+        lock,
+        args.names or None,
+        profile=ctx.profile,
+        registry=_registry(ctx),
+        progress=ctx.progress,
     ) as plans:
+        _step(ctx, "")
         for plan in plans:
             if fmt == "text":
                 _show_plan(ctx, plan)
             results.append(_update_one(ctx, args, lock, plan, fmt))
     if fmt == "json":
         ctx.emit_json({"lockfile": str(lock.path), "skills": results})
+    else:
+        _summary(ctx, "update", results)
     done = ("updated", "up-to-date", "unchanged", "kept")
     return 0 if all(r["action"] in done for r in results) else 1
 
@@ -543,8 +619,9 @@ def cmd_install(args: argparse.Namespace, ctx: CliContext) -> int:
     fmt = ctx.output_format()
     lock = _travel_lock(args)
     with install.frozen_plan(
-        lock, force=args.force, profile=ctx.profile, registry=_registry(ctx)
+        lock, force=args.force, profile=ctx.profile, registry=_registry(ctx), progress=ctx.progress
     ) as plan:
+        _step(ctx, "")
         placed = [] if (args.frozen and plan.drift) else install.apply_frozen(plan)
     record = {
         "lockfile": str(lock.path),
@@ -562,16 +639,20 @@ def cmd_install(args: argparse.Namespace, ctx: CliContext) -> int:
     for name in plan.present:
         ctx.echo(f"{ctx.paint('ok', 'dim')} {name}")
     for drift in plan.drift:
-        ctx.warn(f"drift: {drift.name}: {drift.problem}")
+        said = advised(Reason(drift.code, drift.problem), "install") if drift.code else ""
+        ctx.warn(f"drift: {drift.name}: {said or drift.problem}")
     if args.frozen and plan.drift:
         ctx.warn(f"nothing was installed: {len(plan.drift)} skill(s) drifted from {lock.path}")
+    skipped = len(plan.ready) - len(placed)
     ctx.echo(
         ctx.paint(
-            f"{len(placed)} installed, {len(plan.present)} already in place, "
-            f"{len(plan.drift)} drifted ({lock.path})",
-            "dim",
+            f"install: {len(placed)} installed, {len(plan.present)} already in place, "
+            f"{len(plan.drift)} refused (drift), {skipped} skipped ({lock.path})",
+            "bold",
         )
     )
+    for drift in plan.drift:
+        ctx.echo(f"  {ctx.paint('refused', 'red')} {drift.name}: {drift.problem}")
     return 1 if plan.drift else 0
 
 
@@ -594,7 +675,7 @@ def cmd_verify(args: argparse.Namespace, ctx: CliContext) -> int:
     for drift in drifts:
         ctx.echo(f"{ctx.paint('drift', 'red')} {drift.name}: {drift.problem}")
     verdict = f"{len(drifts)} of {len(lock.entries)} skill(s) drifted" if drifts else "all match"
-    ctx.echo(ctx.paint(f"verify: {verdict} ({lock.path})", "dim"))
+    ctx.echo(ctx.paint(f"verify: {verdict} ({lock.path}; installed in {lock.root})", "dim"))
     return 1 if drifts else 0
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from skilldeck import __version__
 from skilldeck.cli.advice import with_advice
 from skilldeck.cli.context import CliContext
+from skilldeck.cli.progress import Progress, wanted
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.safe_text import for_terminal
 
@@ -37,6 +38,9 @@ COMMAND_MODULES = (
     "skilldeck.cli.context_cmds",
     "skilldeck.cli.completion_cmds",
     "skilldeck.cli.remote_cmds",
+    "skilldeck.cli.usage_cmds",
+    "skilldeck.cli.agents_cmds",
+    "skilldeck.cli.model_cmds",
 )
 
 _VALUE_OPTIONS = {"--root", "--profile", "--format"}
@@ -152,6 +156,50 @@ class _Parser(argparse.ArgumentParser):
         return super().format_help()
 
 
+HELP_GROUPS = {
+    "core commands": ("search", "list", "show", "load", "read", "prompt", "context"),
+    "authoring commands": ("lint", "validate", "rules", "eval", "publish"),
+    "install commands": ("add", "install", "check", "verify", "update", "remove", "sync"),
+    "session commands": ("session", "run", "allow", "tools"),
+    "serving commands": ("serve", "token", "remote"),
+    "operating commands": (
+        "agents",
+        "usage",
+        "doctor",
+        "config",
+        "telemetry",
+        "completion",
+        "model",
+    ),
+}
+"""The top-level help's sections, as ``gh`` groups its commands (a command in none is
+listed under "other commands"; ``tests/cli/test_completion.py`` checks that none is)."""
+
+
+class _TopParser(_Parser):
+    """The ``skilldeck`` parser: its help lists the commands in :data:`HELP_GROUPS`."""
+
+    def format_help(self) -> str:
+        sub = next(a for a in self._actions if isinstance(a, argparse._SubParsersAction))
+        rows = {a.dest: a for a in sub._choices_actions}
+        grouped = {name for names in HELP_GROUPS.values() for name in names}
+        sections = [*HELP_GROUPS.items(), ("other commands", tuple(sorted(rows.keys() - grouped)))]
+        formatter = self._get_formatter()
+        formatter.add_usage(self.usage, self._actions, self._mutually_exclusive_groups)
+        formatter.add_text(self.description)
+        for title, names in sections:
+            shown = [rows[name] for name in names if name in rows]
+            if shown:
+                formatter.start_section(title)
+                formatter.add_arguments(shown)
+                formatter.end_section()
+        formatter.start_section("options")
+        formatter.add_arguments([a for a in self._actions if a.option_strings])
+        formatter.end_section()
+        formatter.add_text(self.epilog)
+        return formatter.format_help()
+
+
 COMMANDS = {
     **dict.fromkeys(
         ("lint", "list", "load", "prompt", "read", "rules", "show", "validate"),
@@ -170,6 +218,9 @@ COMMANDS = {
     "context": "skilldeck.cli.context_cmds",
     "completion": "skilldeck.cli.completion_cmds",
     "remote": "skilldeck.cli.remote_cmds",
+    "usage": "skilldeck.cli.usage_cmds",
+    "agents": "skilldeck.cli.agents_cmds",
+    "model": "skilldeck.cli.model_cmds",
 }
 """Which module registers each command: a command line that names one builds only that
 module's parsers (about 15 ms of imports saved on every command; ``test_cli_contract``
@@ -179,7 +230,7 @@ checks this map against the full parser)."""
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser: only the group of ``command`` when it is a known command, else every
     command group (help, completion, a mistyped command)."""
-    parser = _Parser(
+    parser = _TopParser(
         prog="skilldeck",
         description="Find, check, load and govern Agent Skills. "
         "With no command, opens the terminal UI.",
@@ -209,9 +260,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if extras:  # name the command whose --help explains it, not the top level
             _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
         ctx = CliContext.from_options(options)
+        progress: Progress | None = None
         if args.command is None:
             return _open_tui(ctx)
-        code: int = args.func(args, ctx)
+        if wanted(sys.stderr, quiet=ctx.quiet, output_format=ctx.format):
+            progress = ctx.progress = Progress(sys.stderr)
+        try:
+            code: int = args.func(args, ctx)
+        finally:  # erased before any error is reported
+            if progress is not None:
+                progress.close()
         return _fail_on_invalid(ctx, args.command, code)
     except UsageError as exc:
         error = SkilldeckError(ErrorCode.INVALID_PARAM, str(exc))

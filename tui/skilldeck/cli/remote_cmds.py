@@ -4,9 +4,11 @@
 skills and shows each with its review state (exit 1 when a remote is unavailable or a
 table is unusable). ``remote show LABEL:NAME`` asks for one skill's current entry, fetches
 its SKILL.md (verified against its digest) and prints its manifest, what changed since it
-was approved, and the SKILL.md. ``remote approve LABEL:NAME`` records the operator's
-approval of exactly the current manifest (every file's URI and digest, nothing downloaded):
-a later change to any file needs a new one.
+was approved, and the SKILL.md, and remembers the digest it printed. ``remote approve
+LABEL:NAME [--digest HEX]`` records the operator's approval of exactly the manifest they were
+shown (every file's URI and digest, nothing downloaded): the entry fetched to approve must
+have the digest ``remote show`` printed last (or ``--digest``), else nothing is approved. A
+later change to any file needs a new approval.
 """
 
 from __future__ import annotations
@@ -16,14 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, safe, table
 from skilldeck.core import remote
-from skilldeck.core.limits import AGENT_LIMIT, HUMAN_LIMIT
+from skilldeck.core.errors import SkilldeckError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from skilldeck.core.remote import Listing
-    from skilldeck.core.search import SearchResponse
-    from skilldeck.core.workspace import Scope, Workspace
+    from skilldeck.core.workspace import RemoteSource
 
 
 def register(sub: Any) -> None:
@@ -43,59 +42,34 @@ def register(sub: Any) -> None:
     q = actions.add_parser("show", help="fetch one remote skill, verify it, print it")
     q.add_argument("name", help="LABEL:NAME")
     q.set_defaults(func=cmd_show)
-    q = actions.add_parser("approve", help="approve one remote skill as it is now")
+    q = actions.add_parser(
+        "approve", help="approve one remote skill as it was shown (by remote show or --digest)"
+    )
     q.add_argument("name", help="LABEL:NAME")
+    q.add_argument(
+        "--digest",
+        metavar="HEX",
+        default=None,
+        help="the remote-sha256 you reviewed (12+ hex digits); default: the one remote show "
+        "printed last. Refused when the remote now serves another",
+    )
     q.set_defaults(func=cmd_approve)
 
 
+def remotes_of(ctx: CliContext) -> RemoteSource:
+    """The remote catalogs of this run's workspace (nothing is discovered or asked yet)."""
+    return ctx.open_workspace(ctx.roots).remotes
+
+
 def remote_listing(ctx: CliContext) -> Listing | None:
-    """The remotes' listing for ``list`` and ``doctor`` (None when none is configured)."""
-    if not ctx.settings.remotes:
-        return None  # nothing to ask: the federation code is not even loaded
-    federation = remote.Federation(ctx.settings)
-    return federation.listing() if federation.configured else None
-
-
-def remote_search(
-    ctx: CliContext,
-    workspace: Workspace,
-    scope: Scope,
-    args: argparse.Namespace,
-    tools: set[str] | None,
-) -> Callable[[str], SearchResponse] | None:
-    """For ``skilldeck search``: a search over local and remote skills when remotes are
-    configured and listed some (skipped ones are reported on stderr), else None."""
-    listing = remote_listing(ctx)
-    if listing is None:
-        return None
-    for note in listing.notes:
-        ctx.warn(note)
-    if not listing.documents:
-        return None
-
-    if not workspace.generation:
-        workspace.discover()
-    combined = remote.CombinedSearch(workspace, scope)
-    limit = args.limit or (AGENT_LIMIT if args.agent else HUMAN_LIMIT)
-
-    def run(query: str) -> SearchResponse:
-        return combined.search(
-            listing.documents,
-            query,
-            limit,
-            tools=tools,
-            agent=args.agent,
-            explain=args.explain,
-        )
-
-    return run
+    """The remotes' listing for ``doctor`` (None when none is configured)."""
+    return remotes_of(ctx).listing()
 
 
 def cmd_list(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck remote list``; exit 1 when a remote is unavailable or misconfigured."""
     fmt = ctx.output_format()
-    federation = remote.Federation(ctx.settings)
-    listing = federation.listing(refresh=args.refresh)
+    listing = remotes_of(ctx).listing(refresh=args.refresh) or remote.Listing()
     approvals = remote.read_approvals()
     skills = [
         {
@@ -136,7 +110,7 @@ def cmd_list(args: argparse.Namespace, ctx: CliContext) -> int:
         ctx.echo(line)
     for note in listing.notes:
         ctx.echo(ctx.paint(safe(note), "red"))
-    if not federation.configured and not ctx.quiet:
+    if not listing.statuses and not listing.problems and not ctx.quiet:
         ctx.echo(ctx.paint("no remotes configured ([remotes.LABEL] in config.toml)", "dim"))
     return 0 if healthy else 1
 
@@ -151,7 +125,7 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck remote show LABEL:NAME``: its current entry and its SKILL.md (verified
     against its digest and its frontmatter against the entry's)."""
     fmt = ctx.output_format()
-    loaded = remote.Federation(ctx.settings).load(args.name, agent=False)
+    loaded = remotes_of(ctx).show(args.name)  # remembers the digest shown
     entry = loaded.entry
     text = loaded.data.decode("utf-8", "replace")
     if fmt == "json":
@@ -181,12 +155,22 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def cmd_approve(args: argparse.Namespace, ctx: CliContext) -> int:
-    """``skilldeck remote approve LABEL:NAME``: approve its current entry (every file's URI
-    and digest); nothing is downloaded (``remote show`` prints it first)."""
+    """``skilldeck remote approve LABEL:NAME``: approve its entry (every file's URI and
+    digest) when it is the one shown (``--digest``, else what ``remote show`` printed
+    last); nothing is downloaded."""
     fmt = ctx.output_format()
-    entry = remote.Federation(ctx.settings).current(args.name)
-    before = remote.review_of(entry)
-    line, added = remote.approve(entry)
+    try:
+        approval = remotes_of(ctx).approve(args.name, args.digest)
+    except SkilldeckError as exc:
+        if exc.details.get("reason") != "not_shown":
+            raise
+        raise SkilldeckError(
+            exc.code,
+            f"{safe(args.name)} was never shown here: review it with skilldeck remote show "
+            f"{safe(args.name)} (it prints the digest), then approve it, or pass --digest",
+            **exc.details,
+        ) from None
+    entry, before, line, added = approval.entry, approval.before, approval.line, approval.added
     tools = entry.frontmatter.get("allowed-tools")
     if fmt == "json":
         ctx.emit_json(

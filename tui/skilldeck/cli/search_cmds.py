@@ -19,7 +19,7 @@ from skilldeck.core.limits import AGENT_LIMIT, HUMAN_LIMIT
 from skilldeck.core.workspace import Scope
 
 if TYPE_CHECKING:
-    from skilldeck.core.search import EvalReport, SearchIndex, SearchResponse
+    from skilldeck.core.search import EvalQuery, EvalReport, SearchIndex, SearchResponse
 
 
 def register(sub: Any) -> None:
@@ -75,7 +75,19 @@ def _register_eval(sub: Any) -> None:
         "is then right, and how many requests needing no skill were flagged confident. All "
         "discovered skills are indexed, shadowed copies included.",
     )
-    ev.add_argument("queries", help="the query file (JSONL, or a JSON trigger-eval file)")
+    ev.add_argument(
+        "queries",
+        nargs="?",
+        help="the query file (JSONL, or a JSON trigger-eval file); with --triggers, optional",
+    )
+    ev.add_argument(
+        "--triggers",
+        metavar="SKILL",
+        default=None,
+        help="trigger view of SKILL: per request, who won instead and the words its "
+        "description lacks (requests: the trigger-eval file, else its silent misses)",
+    )
+    ev.add_argument("--since", default="30d", help="with --triggers: the silent-miss window")
     ev.add_argument("--limit", type=_positive, default=10, help="ranks considered for MRR")
     ev.add_argument("--no-semantic", action="store_true", help="lexical only")
     ev.add_argument("--misses", action="store_true", help="also list queries not ranked first")
@@ -87,12 +99,39 @@ def _register_eval(sub: Any) -> None:
         "tests/eval/README.md)",
     )
     ev.add_argument(
+        "--folds",
+        type=_folds,
+        default=None,
+        metavar="K",
+        help="k-fold cross-validation by query (a fixed hash of its text): each fold's "
+        "figures and their mean and spread",
+    )
+    ev.add_argument(
+        "--with-examples",
+        action="store_true",
+        help="with --folds: each fold's training requests become examples of in-memory "
+        "copies of the skills they expect (no file is written)",
+    )
+    ev.add_argument(
+        "--add-misses-as-examples",
+        action="store_true",
+        help="write each request not ranked first into the 'examples' of the skill it "
+        "expects (edits those SKILL.md files; only with this flag)",
+    )
+    ev.add_argument(
         "--skill",
         default=None,
         help="the skill a trigger-eval file's should_trigger lines are about (its name or "
         "folder), when the file does not say",
     )
     ev.set_defaults(func=run_eval)
+
+
+def _folds(value: str) -> int:
+    number = _positive(value)
+    if number < 2:
+        raise argparse.ArgumentTypeError("cross-validation needs at least 2 folds")
+    return number
 
 
 def _positive(value: str) -> int:
@@ -135,7 +174,10 @@ def run_search(args: argparse.Namespace, ctx: CliContext) -> int:
         ctx.warn(f"semantic signal off ({index.semantic_error}); results are lexical only")
     tools = {t.strip() for t in args.tools.split(",") if t.strip()} if args.tools else None
 
-    def local(query: str) -> SearchResponse:
+    for note in workspace.remotes.notes():  # federation: remotes skipped, config problems
+        ctx.warn(note)
+
+    def run(query: str) -> SearchResponse:
         return workspace.search(
             query,
             scope=scope,
@@ -143,11 +185,8 @@ def run_search(args: argparse.Namespace, ctx: CliContext) -> int:
             explain=args.explain,
             tools=tools,
             agent=args.agent,
+            remotes=True,
         )
-
-    from skilldeck.cli.remote_cmds import remote_search
-
-    run = remote_search(ctx, workspace, scope, args, tools) or local  # federation
 
     if query_words == ["-"]:
         for line in sys.stdin:
@@ -175,7 +214,8 @@ def _print_text(
         ctx.echo("no skills found (check --root)")
         return
     if not response.results:
-        ctx.echo(f"no skill matches {response.query!r}")
+        why = response.message.removeprefix("no match")  # ": 'use' … too common …"
+        ctx.echo(f"no skill matches {response.query!r}{why}")
         return
     rows = []
     for rank, result in enumerate(response.results, 1):
@@ -213,6 +253,12 @@ def _print_text(
 
 def run_eval(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck eval``."""
+    if args.triggers:
+        from skilldeck.cli.trigger_cmds import run_triggers
+
+        return run_triggers(args, ctx)
+    if not args.queries:
+        raise SkilldeckError(ErrorCode.INVALID_PARAM, "eval needs a query file (or --triggers)")
     fmt = ctx.output_format()
     path = Path(args.queries)
     if not path.is_file():
@@ -228,8 +274,14 @@ def run_eval(args: argparse.Namespace, ctx: CliContext) -> int:
     queries = select_split(load_queries(path, skill=args.skill), args.split)
     index = _index(ctx, all_skills=True, no_semantic=args.no_semantic)
     queries = resolve_ids(queries, index.skills)
+    if args.folds:
+        return _cross_validate(ctx, args, index, queries)
+    if args.with_examples:
+        raise SkilldeckError(ErrorCode.INVALID_PARAM, "--with-examples needs --folds")
     known = {s.rel_id for s in index.skills}
     report = evaluate(index_ranker(index), queries, limit=args.limit, known_ids=known)
+    if args.add_misses_as_examples:
+        _add_misses(ctx, index, queries, report)
     if fmt == "json":
         data = report.to_dict()
         data["semantic"] = index.semantic
@@ -277,3 +329,60 @@ def _print_eval(ctx: CliContext, report: EvalReport, limit: int) -> None:
             rows.append([kind, str(neg.count), str(neg.flagged), f"{neg.rate:.3f}"])
         for line in table(rows):
             ctx.echo(line)
+
+
+def _cross_validate(
+    ctx: CliContext, args: argparse.Namespace, index: SearchIndex, queries: list[EvalQuery]
+) -> int:
+    """``eval --folds K``: each fold scored by an index that never saw its queries."""
+    from skilldeck.core.search import METRICS, cross_validate, fold_rankers
+
+    if args.add_misses_as_examples:
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM, "--add-misses-as-examples cannot be used with --folds"
+        )
+    semantic = index.semantic
+    build = fold_rankers(index, examples=args.with_examples)
+    report = cross_validate(build, queries, k=args.folds, limit=args.limit)
+    data = report.to_dict()
+    if ctx.output_format() == "json":
+        data.update(semantic=semantic, skills=len(index.skills), with_examples=args.with_examples)
+        ctx.emit_json(data)
+        return 0
+    rows = [["figure", "mean", "spread", *(f"fold {i + 1}" for i in range(args.folds))]]
+    for metric in (*METRICS, "negatives"):
+        cell = data[metric]
+        rows.append(
+            [metric, f"{cell['mean']:.3f}", f"±{cell['spread']:.3f}"]
+            + [f"{v:.3f}" for v in cell["per_fold"]]
+        )
+    for line in table(rows):
+        ctx.echo(line)
+    mode = "hybrid with embeddings" if semantic else "lexical"
+    extra = ", training requests as examples" if args.with_examples else ""
+    ctx.echo(ctx.paint(f"{len(index.skills)} skills, {mode}, {args.folds} folds{extra}", "dim"))
+    return 0
+
+
+def _add_misses(
+    ctx: CliContext, index: SearchIndex, queries: list[EvalQuery], report: EvalReport
+) -> None:
+    """Write each request not ranked first into the examples of the first skill it
+    expects; a file that cannot be edited safely is left as it is, with a warning."""
+    from skilldeck.core.search import add_examples
+
+    missed = {m["query"] for m in report.misses if m["kind"] not in report.negatives}
+    by_id = {s.rel_id: s for s in index.skills}
+    wanted: dict[str, list[str]] = {}
+    for item in queries:
+        if item.query in missed and item.expected and item.expected[0] in by_id:
+            wanted.setdefault(item.expected[0], []).append(item.query)
+    for rel_id, requests in sorted(wanted.items()):
+        skill = by_id[rel_id]
+        try:
+            added = add_examples(skill.path, requests)
+        except SkilldeckError as exc:
+            ctx.warn(f"{exc.code.value}: {exc.message}")
+            continue
+        if added:
+            ctx.echo(f"added {len(added)} example(s) to {skill.path}")

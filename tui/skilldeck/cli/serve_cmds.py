@@ -51,6 +51,14 @@ def register(sub: Any) -> None:
         "store session (default: %(default)s)",
     )
     parser.add_argument(
+        "--body-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="with --http: answer 408 and close a connection whose request body is not "
+        "complete this long after its head (default: %(default)s)",
+    )
+    parser.add_argument(
         "--mode",
         choices=MODES,
         help="policy mode of the sessions created (default: config session_mode)",
@@ -107,10 +115,11 @@ def run_token(args: argparse.Namespace, ctx: CliContext) -> int:
     try:
         if args.token_action == "add":
             token = http_guard.add_client(args.name)
-            ctx.echo(
-                f"token of client {args.name} (shown once; send 'Authorization: Bearer "
-                f"<token>'):\n{token}"
+            ctx.warn(
+                f"token of client {args.name} on stdout, shown once (save it as a remote's "
+                "token_file, or send 'Authorization: Bearer <token>')"
             )
+            ctx.echo(token)
             return 0
         if args.token_action == "revoke":
             if not http_guard.revoke_client(args.name):
@@ -158,9 +167,9 @@ def parse_http(value: str) -> tuple[str, int]:
 def run_serve(args: argparse.Namespace, ctx: CliContext) -> int:
     """Handler of ``skilldeck serve``."""
     http = parse_http(args.http) if args.http else None
-    from skilldeck.mcp.federation import FederatedService
+    from skilldeck.mcp.service import SkillService
 
-    service = FederatedService(
+    service = SkillService(
         ctx.settings,
         ctx.roots,
         profile=ctx.profile,
@@ -169,10 +178,12 @@ def run_serve(args: argparse.Namespace, ctx: CliContext) -> int:
     )
     from skilldeck.mcp.transport import HttpLimits, run
 
-    if args.max_sessions < 1 or not 0 < args.session_idle < float("inf"):
+    timeouts = (args.session_idle, args.body_timeout)
+    if args.max_sessions < 1 or not all(0 < t < float("inf") for t in timeouts):
         raise SkilldeckError(
             ErrorCode.INVALID_PARAM,
-            "--max-sessions must be at least 1 and --session-idle a positive number of seconds",
+            "--max-sessions must be at least 1, --session-idle and --body-timeout a positive "
+            "number of seconds",
         )
-    limits = HttpLimits(args.max_sessions, args.session_idle)
+    limits = HttpLimits(args.max_sessions, args.session_idle, args.body_timeout)
     return run(service, http, auth=not args.no_auth, limits=limits)

@@ -11,9 +11,10 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from skilldeck.cli.context import CliContext, table
-from skilldeck.core import execution, loader, sessions
+from skilldeck.core import execution, sessions
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.sessions import MODES, iso
+from skilldeck.core.workspace import SessionRef
 
 if TYPE_CHECKING:
     from skilldeck.core.sessions import AuditVerification, Session
@@ -106,13 +107,21 @@ def _register_session_changes(ssub: Any) -> None:
             "--script",
             metavar="SKILL/PATH",
             default=None,
-            help="a skill's script instead of a tool; pinned to its current SHA-256",
+            help="a skill's script instead of a tool; pinned to the digest of the pending "
+            "request (refused when the skill changed since)",
         )
         p.add_argument(
             "--toolset",
             metavar="SKILL/PATH",
             default=None,
-            help="a skill's toolset module (my-skill/toolsets/index.py); pinned to its SHA-256",
+            help="a skill's toolset module (my-skill/toolsets/index.py); pinned as --script",
+        )
+        p.add_argument(
+            "--digest",
+            metavar="HEX",
+            default=None,
+            help="with --script/--toolset: the skill-sha256 you reviewed (12+ hex digits); "
+            "nothing is decided unless it names one request (or the skill on disk)",
         )
         p.set_defaults(func=cmd_tool_state, action=name)
 
@@ -247,12 +256,27 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     ctx.echo()
     ctx.echo(ctx.paint("audit", "bold"))
     rows = [
-        [str(e["id"]), str(e["time"])[:23].replace("T", " "), e["actor"], e["action"], e["subject"]]
+        [
+            str(e["id"]),
+            str(e["time"])[:23].replace("T", " "),
+            e["actor"],
+            e["action"],
+            e["subject"],
+            _outcome(e["detail"]) if e["action"] == "script_exit" else "",
+        ]
         for e in data["audit"]
     ]
     for line in table(rows):
         ctx.echo("  " + line)
     return 0
+
+
+def _outcome(detail: dict[str, Any]) -> str:
+    """How a run ended, from its ``script_exit`` audit row: ``exit 3``, ``timed out``."""
+    if detail.get("timed_out"):
+        return "timed out"
+    code = detail.get("exit_code")
+    return f"exit {code}" if code is not None else f"failed ({detail.get('error')})"
 
 
 def _changed_since(ctx: CliContext, entries: list[str]) -> dict[str, list[dict[str, str]]]:
@@ -273,45 +297,39 @@ def _changed_since(ctx: CliContext, entries: list[str]) -> dict[str, list[dict[s
 def cmd_load(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session load ID SKILL [ARGS]``: operator force-load."""
     fmt = ctx.output_format()
+    door = ctx.workspace().actions
+    arguments = " ".join(a for a in args.arguments if a != "--")
     with _store(ctx) as store:
-        session = store.get(args.id)
-        if not session.is_open:
-            raise SkilldeckError(
-                ErrorCode.INVALID_PARAM, f"session {args.id} has ended", session=args.id
-            )
-        skill = ctx.workspace().resolve(args.skill)
-        arguments = " ".join(a for a in args.arguments if a != "--")
-        result = loader.load_and_record(
-            skill,
-            arguments,
-            ctx.settings.body_token_cap,
-            actor="operator",
-            telemetry=ctx.workspace().telemetry,
-            session=args.id,
-        )
-        session = store.activate_skill(
-            args.id, skill.name, list(skill.allowed_tools), actor="operator", arguments=arguments
+        loaded, session = door.force_load(
+            args.skill, arguments, store=store, session=args.id, source="cli"
         )
     if fmt == "json":
-        ctx.emit_json({"session": session.to_dict(), "load": result.to_dict()})
+        ctx.emit_json({"session": session.to_dict(), "load": loaded.result.to_dict()})
     else:
-        ctx.echo(result.text)
+        ctx.echo(loaded.result.text)
     return 0
 
 
 def cmd_tool_state(args: argparse.Namespace, ctx: CliContext) -> int:
-    """``skilldeck session approve|deny|revoke ID TOOL``."""
+    """``skilldeck session approve|deny|revoke ID TOOL``; a file (``--script``,
+    ``--toolset``) is decided at the digest of its pending request (or ``--digest``), and an
+    approval only while the skill on disk still has it."""
     ctx.output_format()
-    tool = _tool_or_script(args, ctx)
     with _store(ctx) as store:
-        change = {"approve": store.approve, "deny": store.deny, "revoke": store.revoke}
-        session = change[args.action](args.id, tool, actor="operator")
+        tool = _tool_or_script(args, ctx, store.get(args.id))
+        door, here = ctx.workspace().actions, SessionRef(store, args.id)
+        change = {"approve": door.approve, "deny": door.deny}
+        if args.action == "revoke":
+            session = store.revoke(args.id, tool, actor="operator")
+        else:
+            session = change[args.action](tool, actor="operator", session=here)
     return _respond(ctx, session)
 
 
-def _tool_or_script(args: argparse.Namespace, ctx: CliContext) -> str:
-    """The entry to change: TOOL, ``Script(SKILL/PATH@sha256:HEX)`` for ``--script`` or
-    ``Toolset(SKILL/PATH@sha256:HEX)`` for ``--toolset``."""
+def _tool_or_script(args: argparse.Namespace, ctx: CliContext, session: Session) -> str:
+    """The entry to change: TOOL, or ``Script(SKILL/PATH@skill-sha256:HEX)`` for
+    ``--script`` (``Toolset(…)`` for ``--toolset``) at the digest the operator was shown
+    (:func:`~skilldeck.core.execution.bind_approval`)."""
     toolset = getattr(args, "toolset", None)
     given = [v for v in (args.tool, args.script, toolset) if v is not None]
     if len(given) != 1:
@@ -319,15 +337,22 @@ def _tool_or_script(args: argparse.Namespace, ctx: CliContext) -> str:
             ErrorCode.INVALID_PARAM, "give one of TOOL, --script SKILL/PATH or --toolset SKILL/PATH"
         )
     if args.tool is not None:
+        if args.digest is not None:
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM, "--digest goes with --script or --toolset"
+            )
         return str(args.tool)
 
     name, _, path = str(args.script or toolset).partition("/")
     skill = ctx.workspace().resolve(name)
     if toolset is not None:
-        return execution.toolset_approval_for(skill, path)
-    request = execution.resolve_script(skill, path)
-    execution.remember_manifest(request.snapshot)
-    return execution.approval_key(request.ref, request.digest)
+        now = execution.toolset_approval_for(skill, path)
+    else:
+        request = execution.resolve_script(skill, path)
+        execution.remember_manifest(request.snapshot)
+        now = execution.approval_key(request.ref, request.digest)
+    entries = session.approved + session.denied if args.action == "revoke" else session.pending
+    return execution.bind_approval(now, entries, args.digest, on_disk=args.action == "approve")
 
 
 def cmd_mode(args: argparse.Namespace, ctx: CliContext) -> int:

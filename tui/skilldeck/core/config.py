@@ -30,6 +30,12 @@ ENV_SKILLS_EXEC = "SKILLDECK_SKILLS_EXEC"
 ENV_EXEC_TIMEOUT = "SKILLDECK_EXEC_TIMEOUT_S"
 ENV_SEMANTIC_MODEL = "SKILLDECK_SEMANTIC_MODEL_PATH"
 ENV_REQUIRE_SANDBOX = "SKILLDECK_REQUIRE_SANDBOX"
+ENV_OTLP_ENDPOINT = "SKILLDECK_TELEMETRY_OTLP_ENDPOINT"
+ENV_SKILLS_DIR = ("SKILLS_DIR", "SKILLDECK_SKILLS_DIR")
+ENV_CUSTOM_SKILLS_DIR = ("CUSTOM_SKILLS_DIR", "SKILLDECK_CUSTOM_SKILLS_DIR")
+ENV_REFRESH_ON_CALL = ("SKILLS_REFRESH_ON_CALL", "SKILLDECK_SKILLS_REFRESH_ON_CALL")
+"""The folder knobs and the per-call refresh switch: the bare spelling (the design's) and
+the ``SKILLDECK_`` one, which wins when both are set."""
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -86,7 +92,8 @@ class Settings:
         instruction_hosts: Hosts (``example.com`` or ``host:port``) that skills may fetch
             ``instructions: {url: ...}`` from, on load only; empty: none.
         instruction_max_bytes: Size cap of fetched instructions in bytes.
-        instruction_timeout_s: Timeout of one instructions fetch in seconds.
+        instruction_timeout_s: Deadline of one instructions fetch in seconds (wall clock,
+            from the lookup to the last byte).
         session_mode: Default policy mode for new sessions.
         prompt_char_budget: Tier-1 listing budget in characters.
         body_token_cap: Tier-2 body cap in (approximate) tokens.
@@ -95,6 +102,9 @@ class Settings:
         telemetry: Local JSONL telemetry on or off.
         telemetry_retention_days: Days of telemetry files kept.
         telemetry_max_bytes: Size cap of one day's telemetry file.
+        telemetry_otlp_endpoint: Also export telemetry events as OpenTelemetry logs to
+            this OTLP/HTTP URL (``http://host:4318/v1/logs``; needs the ``otlp`` extra);
+            '' (default): local JSONL only. ``SKILLDECK_TELEMETRY_OTLP_ENDPOINT`` wins.
         audit_retention_days: Days of audit log kept after sessions are pruned.
         semantic: Use the optional embedding signal when installed.
         semantic_model_path: A sentence-transformers model folder to embed with instead of
@@ -112,6 +122,14 @@ class Settings:
         require_sandbox: Refuse to run skill code below the ``bwrap`` sandbox level.
         exec_timeout_s: Wall-clock limit of one script run in seconds.
             ``SKILLDECK_EXEC_TIMEOUT_S`` wins.
+        skills_dir: The shipped skills folder in place of the bundled one (relative: to
+            the working folder). ``SKILLS_DIR`` / ``SKILLDECK_SKILLS_DIR`` win.
+        custom_skills_dir: A custom skills folder whose skills override shipped ones of
+            the same name (a ``user`` root; relative: to the working folder).
+            ``CUSTOM_SKILLS_DIR`` / ``SKILLDECK_CUSTOM_SKILLS_DIR`` win.
+        skills_refresh_on_call: The MCP server checks for changed skills before each
+            call (off: only the background poll does). ``SKILLS_REFRESH_ON_CALL`` /
+            ``SKILLDECK_SKILLS_REFRESH_ON_CALL`` (1/0) win.
         remotes: Remote skill catalogs (federation), one table per label: ``[remotes.team]``
             with ``url`` (+ ``token_file``) or ``command`` (a list), and optionally
             ``timeout_s``, ``ttl_s`` and ``review``; read by :mod:`skilldeck.core.remote`.
@@ -137,6 +155,7 @@ class Settings:
     telemetry: bool = True
     telemetry_retention_days: int = 30
     telemetry_max_bytes: int = 10 * 1024 * 1024
+    telemetry_otlp_endpoint: str = ""
     audit_retention_days: int = 365
     semantic: bool = True
     semantic_model_path: Path | None = None
@@ -146,6 +165,9 @@ class Settings:
     skills_exec: bool = False
     exec_timeout_s: float = 60.0
     require_sandbox: bool = False
+    skills_dir: Path | None = None
+    custom_skills_dir: Path | None = None
+    skills_refresh_on_call: bool = True
     remotes: dict[str, Any] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
@@ -171,7 +193,14 @@ class Settings:
         return home_dir() / "telemetry"
 
 
-_PATH_FIELDS = {"registry_path", "tools_file", "mcp_config", "semantic_model_path"}
+_PATH_FIELDS = {
+    "registry_path",
+    "tools_file",
+    "mcp_config",
+    "semantic_model_path",
+    "skills_dir",
+    "custom_skills_dir",
+}
 _INTERNAL_FIELDS = {"diagnostics", "sources"}
 
 
@@ -251,6 +280,10 @@ def _host_list(value: Any) -> list[str]:
 
 def _apply_env(settings: Settings) -> None:
     """Environment overrides win over the config file."""
+    otlp = os.environ.get(ENV_OTLP_ENDPOINT)
+    if otlp is not None:
+        settings.telemetry_otlp_endpoint = otlp.strip()
+        settings.sources["telemetry_otlp_endpoint"] = ENV_OTLP_ENDPOINT
     sessions_url = os.environ.get(ENV_SESSIONS_URL)
     if sessions_url is not None:
         settings.sessions_url = sessions_url.strip()
@@ -267,6 +300,17 @@ def _apply_env(settings: Settings) -> None:
     if model:
         settings.semantic_model_path = Path(model).expanduser()
         settings.sources["semantic_model_path"] = ENV_SEMANTIC_MODEL
+    for names, attr in (
+        (ENV_SKILLS_DIR, "skills_dir"),
+        (ENV_CUSTOM_SKILLS_DIR, "custom_skills_dir"),
+    ):
+        for name in names:
+            folder = os.environ.get(name, "").strip()
+            if folder:
+                setattr(settings, attr, Path(folder).expanduser())
+                settings.sources[attr] = name
+    for name in ENV_REFRESH_ON_CALL:
+        _env_flag(settings, name, "skills_refresh_on_call")
 
 
 def _env_flag(settings: Settings, name: str, attr: str) -> None:
@@ -325,7 +369,7 @@ def effective_settings(settings: Settings) -> list[tuple[str, Any, str]]:
         if item.name in _INTERNAL_FIELDS:
             continue
         value = getattr(settings, item.name)
-        if item.name == "sessions_url" and value:
+        if item.name in ("sessions_url", "telemetry_otlp_endpoint") and value:
             value = masked_url(str(value))
         elif isinstance(value, Path):
             value = str(value)

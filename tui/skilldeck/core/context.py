@@ -17,8 +17,9 @@ Ranking among matches: explicit mention (``$name``, "use the name skill", or a
 multi-part name such as ``pdf-forms`` written out), then exact phrase (a trigger keyword
 or verb written verbatim), then recent use in the session (:func:`recent_use`), then the
 search score (a confident search match comes after them all). Only enabled,
-model-visible skills count; instructions are read through
-:func:`skilldeck.core.loader.load_skill` (the body on demand, its token cap applied) and
+model-visible skills count; instructions are loaded through the workspace's write door
+(:meth:`~skilldeck.core.workspace.Actions.load`: the body on demand, its token cap
+applied, the load recorded) and
 the whole text stays within a character budget. Every result says why it was chosen.
 """
 
@@ -30,13 +31,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from skilldeck.core.errors import SkilldeckError
-from skilldeck.core.model import Skill
+from skilldeck.core.model import Skill, name_order
 
 if TYPE_CHECKING:
     from skilldeck.core.search import SearchResult
     from skilldeck.core.sessions import Session
-    from skilldeck.core.telemetry import Telemetry
-    from skilldeck.core.workspace import Workspace
+    from skilldeck.core.workspace import Actions, Workspace
 
 Tier = Literal["none", "breadcrumb", "listing", "full"]
 MAX_SKILLS = 3
@@ -169,7 +169,8 @@ class _Candidate:
 
     def sort_key(self) -> tuple[int, float, float, str]:
         kinds = ("mention", "exact_phrase", "trigger", "search")
-        return (kinds.index(self.match), -(self.recent or 0.0), -(self.score or 0.0), self.name)
+        recent, score = -(self.recent or 0.0), -(self.score or 0.0)
+        return (kinds.index(self.match), recent, score, self.name.lower())
 
     @property
     def name(self) -> str:
@@ -284,12 +285,12 @@ def build_context(
     )
     meta = is_meta_question(message)
     if matched and (not meta or any(c.mention is not None for c in matched)):
-        _full(answer, matched, max_skills, settings.body_token_cap, actor, workspace.telemetry)
+        _full(answer, matched, max_skills, actor, workspace.actions)
     elif meta:
         answer.reason = "the message asks what the agent can do"
         _listing(answer, [], visible, limit)
     elif sure := [c for c in pool.values() if c.confident and not c.skill.triggers]:
-        _full(answer, sure, max_skills, settings.body_token_cap, actor, workspace.telemetry)
+        _full(answer, sure, max_skills, actor, workspace.actions)
     elif untriggered := sorted(
         (c for c in pool.values() if c.strong and not c.skill.triggers),
         key=_Candidate.sort_key,
@@ -344,14 +345,11 @@ def _full(
     answer: SkillContext,
     matched: list[_Candidate],
     max_skills: int,
-    token_cap: int,
     actor: str,
-    telemetry: Telemetry,
+    actions: Actions,
 ) -> None:
     """The ``full`` tier: the top matches' instructions, within ``answer.budget`` (each
-    load recorded to ``telemetry``)."""
-    from skilldeck.core.loader import load_and_record
-
+    loaded, and recorded, through the write door ``actions``)."""
     budget = answer.budget
     chosen = matched[:max_skills]
     order = ("mention", "exact_phrase", "trigger", "search")
@@ -375,13 +373,7 @@ def _full(
         )
         answer.skills.append(item)
         try:
-            loaded = load_and_record(
-                candidate.skill,
-                token_cap=token_cap,
-                actor=actor,
-                telemetry=telemetry,
-                source="context",
-            )
+            loaded = actions.load(candidate.skill, actor=actor, source="context").result
         except SkilldeckError as exc:  # the file vanished or became unreadable
             item.omitted = True
             item.reason += f"; left out: {exc.message}"
@@ -440,7 +432,9 @@ def _listing(
     lines = [head]
     used = len(head)
     seen = {c.name for c in first}
-    rest = sorted((s for s in visible if s.name not in seen), key=lambda s: (-s.priority, s.name))
+    rest = sorted(
+        (s for s in visible if s.name not in seen), key=lambda s: (-s.priority, *name_order(s))
+    )
     entries = [(c.skill, c) for c in first] + [(s, None) for s in rest]
     for shown, (skill, candidate) in enumerate(entries):
         line = f"- {skill.name}: {' '.join(skill.brief.split())}".rstrip(": ")

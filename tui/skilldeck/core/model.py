@@ -83,13 +83,14 @@ class ToolRef:
     Attributes:
         name: Tool name as an agent calls it (``Bash``, ``github.create_issue``).
         purpose: Why the skill needs it (free text, may be empty).
-        required: Whether the skill cannot work without it.
+        required: Whether the skill cannot work without it (false unless the entry says
+            ``required: true``: a missing optional tool leaves the skill complete).
         origin: ``tools`` (the ``tools:`` list) or ``allowed-tools``.
     """
 
     name: str
     purpose: str = ""
-    required: bool = True
+    required: bool = False
     origin: str = "tools"
 
     def to_dict(self) -> dict[str, Any]:
@@ -202,6 +203,8 @@ class Skill:
         root: The discovery root it was found under.
         rel_id: ``base_dir`` relative to ``root`` in POSIX form (``.`` for a root that is
             itself a skill); the id used by eval files.
+        root_label: The root's part of :attr:`id` (``.claude/skills``: the root relative
+            to its project or home, set by discovery); '' : the root folder's name.
         frontmatter: The parsed YAML mapping ({} when unparseable).
         field_lines: 1-based line of each top-level frontmatter key in the file.
         body_line: 1-based line where the body starts.
@@ -248,6 +251,7 @@ class Skill:
     source: Source = Source.EXPLICIT
     root: Path | None = None
     rel_id: str = "."
+    root_label: str = ""
     frontmatter: dict[str, Any] = field(default_factory=dict)
     field_lines: dict[str, int] = field(default_factory=dict)
     body_line: int = 1
@@ -290,10 +294,13 @@ class Skill:
 
     @property
     def id(self) -> str:
-        """A stable id: the source, the root folder's name and the skill's folder relative
-        to the root (``project:skills/pdf``); the same on every run and machine for the
-        same layout, unlike the absolute path."""
-        label = self.root.name if self.root is not None else self.base_dir.parent.name
+        """A stable id unique in its catalog: the source, the root relative to its project
+        or home (:attr:`root_label`) and the skill's folder relative to the root
+        (``project:.claude/skills/pdf``); the same on every run and machine for the same
+        layout, unlike the absolute path."""
+        label = self.root_label
+        if not label:
+            label = self.root.name if self.root is not None else self.base_dir.parent.name
         rel = "" if self.rel_id == "." else self.rel_id
         return f"{self.source.value}:{label}/{rel}".rstrip("/")
 
@@ -331,6 +338,14 @@ class Skill:
     def warnings(self) -> list[Diagnostic]:
         """Warning diagnostics only."""
         return [d for d in self.diagnostics if d.severity is Severity.WARNING]
+
+    @property
+    def granted_tools(self) -> tuple[str, ...]:
+        """What loading the skill adds to its session's allowlist: the ``allowed-tools``
+        patterns, then the names under ``tools:`` (required or not) not already granted
+        (the FrontMCP registry's tool references count like ``allowed-tools``)."""
+        listed = [t.name for t in self.tools if t.origin == "tools"]
+        return tuple(dict.fromkeys([*self.allowed_tools, *listed]))
 
     @property
     def tool_names(self) -> tuple[str, ...]:
@@ -404,6 +419,12 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+def name_order(skill: Skill) -> tuple[str, str]:
+    """Sort key of skills by name without case (``alpha``, ``Beta``, ``gamma``), then as
+    written: the order of every skill listing."""
+    return (skill.name.lower(), skill.name)
+
+
 @dataclass(slots=True)
 class Catalog:
     """The result of discovery: every skill found, winners and shadowed alike.
@@ -420,8 +441,9 @@ class Catalog:
     roots: list[tuple[Path, Source]] = field(default_factory=list)
 
     def active(self) -> list[Skill]:
-        """Skills that win their name (not shadowed), sorted by name."""
-        return sorted((s for s in self.skills if not s.shadowed), key=lambda s: s.name)
+        """Skills that win their name (not shadowed), sorted by name without case (what
+        every listing of a face and of an agent shows)."""
+        return sorted((s for s in self.skills if not s.shadowed), key=name_order)
 
     def get(self, name: str) -> Skill | None:
         """The winning skill with this name, or None."""

@@ -14,8 +14,11 @@ There is no module-level writer: each :class:`~skilldeck.core.workspace.Workspac
 :class:`Telemetry` configured by its face's settings and passes it down (search, loading,
 sessions, execution), so a face's settings decide for every event it causes.
 
-Events and their usual fields (every record also has ``ts``, ``event`` and ``pid``; the
-skill an event is about is ``name``, which :func:`summarize` counts for "top skills"):
+Every record has ``ts``, ``event``, ``pid`` and ``schema`` (:data:`SCHEMA`); the fields
+of each event, version by version, are listed in ``docs/telemetry.md``. With
+``telemetry_otlp_endpoint`` set, records are also exported as OpenTelemetry logs
+(:mod:`skilldeck.core.telemetry_export`). Events and their usual fields (the skill an event
+is about is ``name``, which :func:`summarize` counts for "top skills"):
 
 - ``skill_selected``: ``query``, ``selected`` (confident top result or None), ``confident``,
   ``candidates``.
@@ -45,7 +48,12 @@ from typing import Any
 
 from skilldeck.core.config import Settings
 
+SCHEMA = "skilldeck.telemetry/1"
+"""The schema every record names in its ``schema`` field (docs/telemetry.md lists the
+fields of each event). Fields are only ever added within a version; a removed or renamed
+field or event makes the next version."""
 CAPPED_EVENT = "telemetry_capped"
+EXPORT_UNAVAILABLE_EVENT = "telemetry_export_unavailable"
 FILE_PREFIX = "events-"
 FILE_SUFFIX = ".jsonl"
 
@@ -74,6 +82,7 @@ class Telemetry:
         retention_days: Files of days older than this are deleted.
         max_bytes: Size cap of one day's file.
         clock: Returns the current time (UTC); tests pass a fixed one.
+        otlp_endpoint: Also export every event to this OTLP/HTTP logs URL ('' : no).
     """
 
     def __init__(
@@ -84,8 +93,11 @@ class Telemetry:
         retention_days: int = 30,
         max_bytes: int = 10 * 1024 * 1024,
         clock: Any = None,
+        otlp_endpoint: str = "",
     ) -> None:
         self.directory = directory
+        self.otlp_endpoint = otlp_endpoint
+        self._export: Any = None
         self.enabled = enabled
         self.retention_days = retention_days
         self.max_bytes = max_bytes
@@ -104,6 +116,7 @@ class Telemetry:
             enabled=settings.telemetry,
             retention_days=settings.telemetry_retention_days,
             max_bytes=settings.telemetry_max_bytes,
+            otlp_endpoint=settings.telemetry_otlp_endpoint,
         )
 
     def path_for(self, day: date) -> Path:
@@ -133,8 +146,10 @@ class Telemetry:
                 "ts": now.isoformat(timespec="milliseconds"),
                 "event": event,
                 "pid": os.getpid(),
+                "schema": SCHEMA,
             }
             record.update({k: v for k, v in fields.items() if k not in record})
+            self._send(record, now)
             line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode()
             path = self.path_for(day)
             fd = self._open(day, path)
@@ -149,6 +164,34 @@ class Telemetry:
             except OSError:
                 self._close()
                 raise
+
+    def _send(self, record: dict[str, Any], now: datetime) -> None:
+        """Export ``record`` when an OTLP endpoint is set (the exporter is made on the first
+        event; without the extra one local event says so and export stays off)."""
+        if not self.otlp_endpoint:
+            return
+        if self._export is None:
+            from skilldeck.core.telemetry_export import OtlpExport
+
+            try:
+                self._export = OtlpExport(self.otlp_endpoint)
+            except ImportError as exc:
+                self.otlp_endpoint = ""
+                note = {
+                    **record,
+                    "event": EXPORT_UNAVAILABLE_EVENT,
+                    "reason": f"{exc} (pip install 'skilldeck[otlp]')",
+                }
+                line = json.dumps(note, ensure_ascii=False, default=str) + "\n"
+                os.write(self._open(now.date(), self.path_for(now.date())), line.encode())
+                return
+        self._export.send(record, int(now.timestamp() * 1e9))
+
+    def flush(self) -> None:
+        """Send the events queued for export now (no-op without an endpoint)."""
+        with contextlib.suppress(Exception):
+            if self._export is not None:
+                self._export.flush()
 
     def _open(self, day: date, path: Path) -> int:
         """The append descriptor of ``day``'s file, kept open (closing costs milliseconds
@@ -190,6 +233,7 @@ class Telemetry:
             "ts": now.isoformat(timespec="milliseconds"),
             "event": CAPPED_EVENT,
             "pid": os.getpid(),
+            "schema": SCHEMA,
             "message": f"telemetry file reached {size} bytes (cap {self.max_bytes}); "
             "later events of this day are dropped",
         }

@@ -16,211 +16,46 @@ Four profiles:
   accepted.
 * ``shipped`` is the contract of the skills Skilldeck ships: ``agentskills`` exactly, plus
   a non-empty body, ``metadata.version`` in semantic versioning, ``metadata.tags`` as a
-  comma-separated string (so the frontmatter stays spec-valid), no relative link or
+  comma-separated string (spec-valid) or a YAML list of strings (the FrontMCP registry's
+  form; SV506 warns that the specification wants string values), no relative link or
   referenced file that is missing from the skill folder, and a body that can be loaded.
   Unlike the others it reads the body (``SV5xx`` codes).
 
 Every problem is reported at once as a :class:`~skilldeck.core.model.Diagnostic` with a
-stable ``SV`` code. Validation never reads the file (except the ``shipped`` checks): it
-works on what the parser stored.
+stable ``SV`` code. The rules and how bad each is under each profile (a severity map) are
+in :mod:`skilldeck.core.rules`; this module holds the checks, and the fields each profile
+knows are in :mod:`skilldeck.core.fieldspec`. Validation never reads the file (except the
+``shipped`` checks): it works on what the parser stored.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.errors import SkilldeckError
+from skilldeck.core.fieldspec import FIELD_TYPES, FIELD_VALUES, KNOWN_FIELDS, SEMVER
 from skilldeck.core.model import Diagnostic, Severity, Skill
+from skilldeck.core.rules import CHECKS as CHECKS
+from skilldeck.core.rules import PROFILES as PROFILES
+from skilldeck.core.rules import Profile
+from skilldeck.core.rules import profile as built_in
+from skilldeck.core.skillfolder import name_problem, shown
 
-PROFILES = ("default", "agentskills", "claude-code", "shipped")
 _SPEC_ONLY = frozenset({"agentskills", "shipped"})
 """Profiles that allow only the Agent Skills specification's fields and forms."""
-
-SEMVER = re.compile(
-    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
-    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
-    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?"
-)
-"""Semantic Versioning 2.0.0 (https://semver.org), matched with ``fullmatch``."""
 
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
 COMPATIBILITY_MAX = 500
 
-SPEC_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
-CLAUDE_CODE_FIELDS = (
-    "when_to_use",
-    "argument-hint",
-    "arguments",
-    "disable-model-invocation",
-    "user-invocable",
-    "model",
-    "effort",
-    "context",
-    "agent",
-    "hooks",
-    "paths",
-    "shell",
-    "version",
-)
-SKILLDECK_FIELDS = (
-    "triggers",
-    "tools",
-    "priority",
-    "tags",
-    "version",
-    "author",
-    "hide-from-discovery",
-    "enabled",
-    "toolsets",
-    "scripts",
-    "default_enabled",
-    "brief_description",
-    "tool-validation",
-    "parameters",
-    "examples",
-    "instructions",
-)
-
-CONTEXT_VALUES = ("fork",)
-SHELL_VALUES = ("bash", "powershell")
-EFFORT_VALUES = ("low", "medium", "high", "xhigh", "max")
-
 _NAME_CHARS = re.compile(r"[a-z0-9-]+")
 _VALID_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
-    """Documentation of one validation code.
-
-    Attributes:
-        code: Stable ``SV`` code.
-        name: Short kebab-case name.
-        summary: What the check finds.
-        severities: Severity per profile, in :data:`PROFILES` order.
-    """
-
-    code: str
-    name: str
-    summary: str
-    severities: tuple[Severity | None, Severity | None, Severity | None, Severity | None]
-
-
-E, W = Severity.ERROR, Severity.WARNING
-
-CHECKS: dict[str, Check] = {
-    c.code: c
-    for c in (
-        Check("SV101", "name-missing", "The name field is missing.", (E, E, W, E)),
-        Check("SV102", "name-not-string", "The name is not a string.", (W, E, E, E)),
-        Check(
-            "SV103", "name-length", "The name is empty or longer than 64 characters.", (W, E, E, E)
-        ),
-        Check(
-            "SV104",
-            "name-charset",
-            "The name has characters other than lowercase a-z, 0-9 and hyphens.",
-            (W, E, E, E),
-        ),
-        Check(
-            "SV105",
-            "name-hyphens",
-            "The name starts or ends with a hyphen or has two hyphens in a row.",
-            (W, E, E, E),
-        ),
-        Check(
-            "SV106",
-            "name-folder-mismatch",
-            "The name differs from the skill folder name.",
-            (None, E, W, E),
-        ),
-        Check("SV201", "description-missing", "The description field is missing.", (E, E, W, E)),
-        Check("SV202", "description-not-string", "The description is not a string.", (E, E, E, E)),
-        Check("SV203", "description-empty", "The description is empty.", (E, E, W, E)),
-        Check(
-            "SV204",
-            "description-too-long",
-            "The description is longer than 1024 characters.",
-            (W, E, E, E),
-        ),
-        Check(
-            "SV301",
-            "compatibility-invalid",
-            "compatibility is not a string of 1-500 characters.",
-            (W, E, E, E),
-        ),
-        Check(
-            "SV302",
-            "metadata-invalid",
-            "metadata is not a mapping of string keys to string values.",
-            (W, E, W, E),
-        ),
-        Check(
-            "SV303",
-            "allowed-tools-invalid",
-            "allowed-tools is not a space-separated string (or, outside the spec, a list).",
-            (W, E, E, E),
-        ),
-        Check("SV304", "license-invalid", "license is not a string.", (W, E, E, E)),
-        Check(
-            "SV401",
-            "unknown-field",
-            "A top-level field the profile does not know.",
-            (W, E, W, E),
-        ),
-        Check(
-            "SV402",
-            "field-type",
-            "A known field has the wrong type (boolean, string, list, mapping, integer).",
-            (W, None, E, None),
-        ),
-        Check(
-            "SV403",
-            "field-value",
-            "A known field has a value outside its documented set (context, shell, effort).",
-            (W, None, W, None),
-        ),
-        Check(
-            "SV404",
-            "script-missing",
-            "A script declared in 'scripts' is missing or resolves outside the skill folder.",
-            (E, None, None, None),
-        ),
-        Check("SV501", "body-empty", "The SKILL.md body is empty.", (None, None, None, E)),
-        Check(
-            "SV502",
-            "version-not-semver",
-            "metadata.version is missing or not semantic versioning (MAJOR.MINOR.PATCH).",
-            (None, None, None, E),
-        ),
-        Check(
-            "SV503",
-            "tags-missing",
-            "metadata.tags is missing or not a comma-separated string of tags.",
-            (None, None, None, E),
-        ),
-        Check(
-            "SV504",
-            "dead-link",
-            "A relative link or referenced file that does not exist in the skill folder.",
-            (None, None, None, E),
-        ),
-        Check(
-            "SV505",
-            "not-loadable",
-            "The skill's body cannot be read, so the skill cannot be loaded.",
-            (None, None, None, E),
-        ),
-    )
-}
-
-_PROFILE_INDEX = {p: i for i, p in enumerate(PROFILES)}
 _TYPE_CODES = frozenset({"SV102", "SV202", "SV301", "SV302", "SV303", "SV304", "SV402"})
 _QUOTED_KEY = re.compile(r"^'([^']+)'")
 _NO_KEYS: frozenset[str] = frozenset()
@@ -229,9 +64,9 @@ _NO_KEYS: frozenset[str] = frozenset()
 class _Collector:
     """Accumulates diagnostics for one skill under one profile."""
 
-    def __init__(self, skill: Skill, profile: str) -> None:
+    def __init__(self, skill: Skill, profile: Profile) -> None:
         self.skill = skill
-        self.index = _PROFILE_INDEX[profile]
+        self.profile = profile
         self.out: list[Diagnostic] = []
         self.coerced = (
             {
@@ -244,11 +79,11 @@ class _Collector:
         )
 
     def add(self, code: str, message: str, key: str | None = None, line: int | None = None) -> None:
-        severity = CHECKS[code].severities[self.index]
+        severity = self.profile.severity(code)
         if severity is None:
             return
         if (
-            self.index == 0
+            self.profile.name == "default"
             and severity is Severity.WARNING
             and key in self.coerced
             and code in _TYPE_CODES
@@ -268,12 +103,14 @@ class _Collector:
         )
 
 
-def validate_skill(skill: Skill, profile: str = "default") -> list[Diagnostic]:
+def validate_skill(skill: Skill, profile: str | Profile = "default") -> list[Diagnostic]:
     """Check a parsed skill against a profile; report every problem at once.
 
     Args:
         skill: A skill filled by the parser (``frontmatter``, ``field_lines``, …).
-        profile: One of :data:`PROFILES`.
+        profile: One of :data:`PROFILES`, or a :class:`~skilldeck.core.rules.Profile` of
+            that name with its own severities: a check runs when the profile rates one of
+            its codes, and reports at the severity the profile gives.
 
     Returns:
         The skill's own ``SD*`` parse diagnostics followed by the profile's ``SV*`` findings.
@@ -282,38 +119,58 @@ def validate_skill(skill: Skill, profile: str = "default") -> list[Diagnostic]:
     Raises:
         SkilldeckError: INVALID_PARAM for an unknown profile.
     """
-    if profile not in _PROFILE_INDEX:
-        raise SkilldeckError(
-            ErrorCode.INVALID_PARAM,
-            f"unknown validation profile {profile!r}; choose one of {', '.join(PROFILES)}",
-            profiles=list(PROFILES),
-        )
-    parse_diags = [_under(d, profile) for d in skill.diagnostics if d.code.startswith("SD")]
+    if isinstance(profile, Profile):
+        rated = profile
+        if rated.name not in PROFILES:
+            built_in(rated.name)  # INVALID_PARAM: the name says which fields it knows
+    else:
+        rated = built_in(profile)
+    profile = rated.name
+    parse_diags = [
+        rerated
+        for d in skill.diagnostics
+        if d.code.startswith("SD") and (rerated := _under(d, rated)) is not None
+    ]
     fm = skill.frontmatter if isinstance(skill.frontmatter, Mapping) else {}
     if not fm and any(d.severity is Severity.ERROR for d in parse_diags):
         # Nothing usable was parsed; the parse errors already say why.
         return parse_diags
-    col = _Collector(skill, profile)
+    col = _Collector(skill, rated)
     _check_name(col, fm, profile)
     _check_description(col, fm)
     _check_spec_fields(col, fm, profile)
     _check_unknown(col, fm, profile)
-    if profile not in _SPEC_ONLY:
+    if rated.on("SV402", "SV403"):
         _check_types(col, fm, profile)
-    if profile == "default":
+    if rated.on("SV404"):
         _check_scripts(col, skill, fm)
-    if profile == "shipped":
+    if rated.on("SV501", "SV502", "SV503", "SV504", "SV505"):
         _check_shipped(col, skill, fm)
+    _check_file_names(col, skill)
     return parse_diags + col.out
 
 
-def _under(diag: Diagnostic, profile: str) -> Diagnostic:
-    """A parse diagnostic as ``profile`` rates it: a duplicate key (SD105) is an error
-    under ``agentskills``, as YAML and the reference validator have it."""
-    if diag.code == "SD105" and profile in _SPEC_ONLY and diag.severity is not Severity.ERROR:
-        message = diag.message.replace("the last value wins", "YAML forbids duplicate keys")
-        return dataclasses.replace(diag, severity=Severity.ERROR, message=message)
-    return diag
+def _check_file_names(col: _Collector, skill: Skill) -> None:
+    """SV601 for each listed resource whose path cannot be pinned (shown escaped)."""
+    for rel in skill.resources:
+        problem = name_problem(rel)
+        if problem is not None:
+            col.add("SV601", f"file name '{shown(rel)}' {problem}; rename it")
+
+
+def _under(diag: Diagnostic, profile: Profile) -> Diagnostic | None:
+    """A parse diagnostic as ``profile`` rates it (None: off), when the profile lists its
+    code: a duplicate key (SD105) is an error under ``agentskills``, as YAML and the
+    reference validator have it."""
+    if diag.code not in profile.severities:
+        return diag
+    severity = profile.severities[diag.code]
+    if severity is None or severity is diag.severity:
+        return None if severity is None else diag
+    message = diag.message
+    if diag.code == "SD105" and severity is Severity.ERROR:
+        message = message.replace("the last value wins", "YAML forbids duplicate keys")
+    return dataclasses.replace(diag, severity=severity, message=message)
 
 
 def _check_name(col: _Collector, fm: Mapping[str, Any], profile: str) -> None:
@@ -415,8 +272,15 @@ def _check_spec_fields(col: _Collector, fm: Mapping[str, Any], profile: str) -> 
             col.add("SV302", f"'metadata' must be a mapping, not {_type_name(value)}", "metadata")
         else:
             bad = [
-                str(k) for k, v in value.items() if not isinstance(k, str) or not isinstance(v, str)
+                str(k)
+                for k, v in value.items()
+                if not isinstance(k, str) or not isinstance(v, str)
+                if not (profile == "shipped" and k == "tags" and _tag_list(v))
             ]
+            if profile == "shipped" and _tag_list(value.get("tags")):
+                col.add(
+                    "SV506", "metadata.tags is a list; 'tag-one, tag-two' is spec-valid", "metadata"
+                )
             if bad:
                 col.add(
                     "SV302",
@@ -444,20 +308,8 @@ def _check_spec_fields(col: _Collector, fm: Mapping[str, Any], profile: str) -> 
         col.add("SV304", f"'license' must be a string, not {_type_name(fm['license'])}", "license")
 
 
-_KNOWN_FIELDS = {
-    "agentskills": frozenset(SPEC_FIELDS),
-    "shipped": frozenset(SPEC_FIELDS),
-    "claude-code": frozenset(SPEC_FIELDS + CLAUDE_CODE_FIELDS),
-    "default": frozenset(SPEC_FIELDS + CLAUDE_CODE_FIELDS + SKILLDECK_FIELDS),
-}
-
-
-def _known_fields(profile: str) -> frozenset[str]:
-    return _KNOWN_FIELDS.get(profile, _KNOWN_FIELDS["default"])
-
-
 def _check_unknown(col: _Collector, fm: Mapping[str, Any], profile: str) -> None:
-    known = _known_fields(profile)
+    known = KNOWN_FIELDS.get(profile, KNOWN_FIELDS["default"])
     if known.issuperset(fm):
         return
     for key in fm:
@@ -470,56 +322,6 @@ def _check_unknown(col: _Collector, fm: Mapping[str, Any], profile: str) -> None
             "default": "is not a known field (spec, Claude Code or Skilldeck); it is ignored",
         }[profile]
         col.add("SV401", f"field {str(key)!r} {label}", key if isinstance(key, str) else None)
-
-
-def _is_str(v: Any) -> bool:
-    return isinstance(v, str)
-
-
-def _is_bool(v: Any) -> bool:
-    return isinstance(v, bool)
-
-
-def _is_mapping(v: Any) -> bool:
-    return isinstance(v, Mapping)
-
-
-def _is_str_or_str_list(v: Any) -> bool:
-    return isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
-
-
-def _is_version(v: Any) -> bool:
-    return isinstance(v, str | int | float) and not isinstance(v, bool)
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_triggers(v: Any) -> bool:
-    if _is_str_or_str_list(v):
-        return True
-    if not isinstance(v, Mapping):
-        return False
-    return all(
-        k in ("keywords", "verbs", "patterns") and _is_str_or_str_list(x) for k, x in v.items()
-    )
-
-
-def _is_tools(v: Any) -> bool:
-    if _is_str_or_str_list(v):
-        return True
-    if not isinstance(v, list):
-        return False
-    return all(isinstance(x, str) or (isinstance(x, Mapping) and "name" in x) for x in v)
-
-
-def _is_scripts(v: Any) -> bool:
-    if not isinstance(v, list):
-        return False
-    return all(
-        isinstance(x, str) or (isinstance(x, Mapping) and isinstance(x.get("path"), str)) for x in v
-    )
 
 
 def declared_scripts(fm: Mapping[str, Any]) -> list[str]:
@@ -550,15 +352,15 @@ def _check_scripts(col: _Collector, skill: Skill, fm: Mapping[str, Any]) -> None
             col.add("SV404", f"declared script {rel!r} {problem}", "scripts")
 
 
-def metadata_version(fm: Mapping[str, Any]) -> tuple[str, Any] | None:
-    """``(where, value)`` of the skill's version: top-level ``version`` or
-    ``metadata.version`` (the spec-valid place); None when neither is set."""
-    if fm.get("version") is not None:
-        return "version", fm["version"]
-    meta = fm.get("metadata")
-    if isinstance(meta, Mapping) and meta.get("version") is not None:
-        return "metadata.version", meta["version"]
-    return None
+def code_files() -> list[str]:
+    """The source files whose code decides what :func:`validate_skill` reports: this
+    module, the field tables, and the rule catalogue with its profiles (discovery keys its
+    stored validation results by them, so a changed severity is never served stale)."""
+    from skilldeck.core import fieldspec
+    from skilldeck.core.rules import catalogue, discovery, model, profiles, validation
+
+    modules = (fieldspec, catalogue, discovery, model, profiles, validation)
+    return [__file__, *(m.__file__ or "" for m in modules)]
 
 
 def body_encoding(skill: Skill) -> list[Diagnostic]:
@@ -580,6 +382,50 @@ def body_encoding(skill: Skill) -> list[Diagnostic]:
     ]
 
 
+def validate_findings(skill: Skill, tool_findings: Sequence[Diagnostic] = ()) -> list[Diagnostic]:
+    """What ``validate`` reports for one skill on every face (the CLI, MCP
+    ``validate_skill``): its parse and profile findings, body encoding (SD106), then its
+    tool findings (``tool_findings``: ST201 is a warning under ``tool-validation: warn``),
+    each once."""
+    found = [*skill.diagnostics, *body_encoding(skill)]
+    found.extend(d for d in tool_findings if d not in found)
+    return found
+
+
+def report_entry(skill: Skill, found: Sequence[Diagnostic]) -> dict[str, Any]:
+    """One skill's record in a ``validate`` or ``lint`` report, JSON-ready (the CLI's
+    ``skills`` entries and MCP ``validate_skill`` / ``lint_skill``): a finding about the
+    SKILL.md itself carries no ``path``."""
+    return {
+        "path": str(skill.path),
+        "name": skill.name,
+        "valid": not any(d.severity is Severity.ERROR for d in found),
+        "diagnostics": [
+            {k: v for k, v in d.to_dict().items() if k != "path"}
+            | ({"path": str(d.path)} if d.path and d.path != skill.path else {})
+            for d in found
+        ],
+    }
+
+
+def lint_report(skill: Skill, lint_findings: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """What ``lint`` reports for one skill on every face (the CLI, MCP ``lint_skill``):
+    its parse errors (SD), then the lint findings."""
+    parse_errors = [
+        d for d in skill.diagnostics if d.code.startswith("SD") and d.severity is Severity.ERROR
+    ]
+    return [*parse_errors, *lint_findings]
+
+
+def _tag_list(value: Any) -> bool:
+    """A YAML list of tags: non-empty strings, at least one."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(t, str) and t.strip() for t in value)
+    )
+
+
 def _check_shipped(col: _Collector, skill: Skill, fm: Mapping[str, Any]) -> None:
     """The shipped-skill contract: version, tags, a loadable non-empty body, no dead link."""
     raw = fm.get("metadata")
@@ -589,7 +435,9 @@ def _check_shipped(col: _Collector, skill: Skill, fm: Mapping[str, Any]) -> None
         shown = "is missing" if version is None else f"is {version!r}"
         col.add("SV502", f"metadata.version {shown}; write it as MAJOR.MINOR.PATCH", "metadata")
     tags = meta.get("tags")
-    if not isinstance(tags, str) or not any(t.strip() for t in tags.split(",")):
+    if not _tag_list(tags) and (
+        not isinstance(tags, str) or not any(t.strip() for t in tags.split(","))
+    ):
         shown = "is missing" if tags is None else f"is {_type_name(tags)}"
         col.add("SV503", f"metadata.tags {shown}; write 'tag-one, tag-two'", "metadata")
     body = _shipped_body(col, skill)
@@ -621,48 +469,8 @@ def _dead_links(skill: Skill) -> list[Diagnostic]:
     return lint_skill(skill, config=LintConfig(select=["SL103", "SL104"]))
 
 
-_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "when_to_use": (_is_str, "a string"),
-    "argument-hint": (_is_str, "a string"),
-    "arguments": (_is_str_or_str_list, "a string or a list of strings"),
-    "disable-model-invocation": (_is_bool, "a boolean (true or false)"),
-    "user-invocable": (_is_bool, "a boolean (true or false)"),
-    "model": (_is_str, "a string"),
-    "effort": (_is_str, "a string"),
-    "context": (_is_str, "a string"),
-    "agent": (_is_str, "a string"),
-    "hooks": (_is_mapping, "a mapping"),
-    "paths": (_is_str_or_str_list, "a string or a list of glob strings"),
-    "shell": (_is_str, "a string"),
-    "version": (_is_version, "a string or a number"),
-}
-
-_SKILLDECK_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "triggers": (_is_triggers, "a mapping of keywords/verbs/patterns lists (or a list)"),
-    "tools": (_is_tools, "a list of tool names or {name, purpose, required} mappings"),
-    "priority": (_is_int, "an integer"),
-    "tags": (_is_str_or_str_list, "a list of strings (or one string)"),
-    "author": (_is_str, "a string"),
-    "hide-from-discovery": (_is_bool, "a boolean (true or false)"),
-    "enabled": (_is_bool, "a boolean (true or false)"),
-    "toolsets": (_is_tools, "a list of toolset names or {name, …} mappings"),
-    "scripts": (_is_scripts, "a list of script paths or {path, description} mappings"),
-    "default_enabled": (_is_bool, "a boolean (true or false)"),
-    "brief_description": (_is_str, "a string"),
-}
-
-_VALUES: dict[str, tuple[str, ...]] = {
-    "context": CONTEXT_VALUES,
-    "shell": SHELL_VALUES,
-    "effort": EFFORT_VALUES,
-}
-
-
-_PROFILE_TYPES = {"default": {**_TYPES, **_SKILLDECK_TYPES}, "claude-code": dict(_TYPES)}
-
-
 def _check_types(col: _Collector, fm: Mapping[str, Any], profile: str) -> None:
-    types = _PROFILE_TYPES.get(profile) or _PROFILE_TYPES["claude-code"]
+    types = FIELD_TYPES.get(profile) or FIELD_TYPES["claude-code"]
     if types.keys().isdisjoint(fm):
         return
     for key, (check, wanted) in types.items():
@@ -672,7 +480,7 @@ def _check_types(col: _Collector, fm: Mapping[str, Any], profile: str) -> None:
         if not check(value):
             col.add("SV402", f"'{key}' must be {wanted}, not {_type_name(value)}", key)
             continue
-        allowed = _VALUES.get(key)
+        allowed = FIELD_VALUES.get(key)
         if allowed and isinstance(value, str) and value not in allowed:
             col.add(
                 "SV403",

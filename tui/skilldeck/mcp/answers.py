@@ -65,7 +65,9 @@ def instructions_text(
     if not total:
         return head
     uses = used or {}
-    chosen = sorted(visible, key=lambda s: (-uses.get(s.name, 0), -s.priority, s.name))
+    chosen = sorted(
+        visible, key=lambda s: (-uses.get(s.name, 0), -s.priority, s.name.lower(), s.name)
+    )
     chosen = chosen[:INSTRUCTIONS_SKILLS]
     listing = loader.render_listing(chosen, budget=budget, fmt="markdown", ranked=True)
     text = listing.text
@@ -84,7 +86,7 @@ def instructions_text(
 
 
 def search_answer(
-    query: str, response: SearchResponse, visible_total: int
+    query: str, response: SearchResponse, visible_total: int, semantic: str = "off"
 ) -> tuple[dict[str, Any], str]:
     """The ``search_skills`` answer: structured results and the text a model reads.
 
@@ -92,6 +94,9 @@ def search_answer(
         query: The query searched for.
         response: The agent search's response.
         visible_total: Skills a model may see (the total when the response has none).
+        semantic: The embedding signal's state (``on``, ``pending``, ``off`` or
+            ``unavailable``); the answer's ``mode`` is ``hybrid`` when it is on, else
+            ``lexical``.
     """
     results = []
     for result in response.results:
@@ -126,6 +131,8 @@ def search_answer(
         "clustered": bool(getattr(response, "clustered", False)),
         "total": int(getattr(response, "total", visible_total)),
         "message": message,
+        "mode": "hybrid" if semantic == "on" else "lexical",
+        "semantic": semantic,
     }
     lines = [message] if message else []
     for i, item in enumerate(results, 1):

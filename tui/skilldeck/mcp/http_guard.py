@@ -14,11 +14,15 @@ A token also says who the client is: the server's own token is the client ``defa
 (``SKILLDECK_HOME/mcp-clients/NAME``, 0600; read again whenever that folder changes, so
 adding or revoking needs no restart). The name is put in the request scope under
 :data:`CLIENT_SCOPE_KEY`: clients without a connection of their own (2026-era HTTP, one
-request per exchange) get one session per token, never one per self-declared name.
+request per exchange) get one session per token, never one per self-declared name; a
+connection session (``Mcp-Session-Id``) answers only the token that opened it.
+
+A refusal never reads the request body and closes the connection after answering.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import os
@@ -201,6 +205,7 @@ class HttpGuard:
             if client is None:
                 return 401, f"a bearer token is required (see {token_path()})"
             scope[CLIENT_SCOPE_KEY] = client
+            scope["user"] = _principal(client, headers["authorization"])
         return None
 
     def client_of(self, authorization: str) -> str | None:
@@ -229,9 +234,26 @@ class HttpGuard:
         return self._clients
 
 
+def _principal(client: str, authorization: str) -> Any:
+    """The SDK's authenticated user for ``client`` holding the token in ``authorization``.
+
+    The SDK's session manager records the user that opened a connection session
+    (``Mcp-Session-Id``) and answers 404, as for an unknown session, when a request (POST,
+    the GET event stream, DELETE) on it comes with another: a session is bound to the
+    token that opened it. The subject is a digest of the token, never the token itself.
+    """
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+
+    subject = hashlib.sha256(authorization.encode("latin-1", "replace")).hexdigest()
+    return AuthenticatedUser(AccessToken(token="", client_id=client, scopes=[], subject=subject))
+
+
 async def _reply(send: Send, status: int, reason: str) -> None:
+    """Refuse with ``status``; the body is never read and the connection is closed after
+    the answer (a refused client that trickles a long body cannot keep it open)."""
     body = (reason + "\n").encode()
-    headers = [(b"content-type", b"text/plain; charset=utf-8")]
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]
     if status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
     await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
-from skilldeck.core import discovery, loader
+from skilldeck.core import discovery
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Skill
 from skilldeck.core.safe_text import for_terminal, is_safe_name
-from skilldeck.core.telemetry import Telemetry
 from skilldeck.core.workspace import Workspace
+
+if TYPE_CHECKING:
+    from skilldeck.core.loader import Resource
 
 RESOURCE_PAGE = 500
 """Skills per ``resources/list`` page."""
@@ -84,15 +87,15 @@ def complete(
 
 
 def read_uri(
-    uri: str, skill_for: Callable[[str], Skill], byte_cap: int, telemetry: Telemetry
+    uri: str, skill_for: Callable[[str], Skill], read: Callable[[Skill, str], Resource]
 ) -> ResourceContent:
     """Read ``skill://{name}/SKILL.md`` or ``skill://{name}/{path}``.
 
     Args:
         uri: The resource URI.
         skill_for: The skill a model may load by that name (raises when it may not).
-        byte_cap: Largest file read.
-        telemetry: Where the ``skill_resource_requested`` event goes.
+        read: Reads one file of a skill for an agent (the workspace's write door: the byte
+            cap and the ``skill_resource_requested`` event applied there).
     """
     prefix = "skill://"
     if not uri.startswith(prefix):
@@ -105,9 +108,7 @@ def read_uri(
     check_path(rel)
     if rel.lower() == "skill.md":
         return ResourceContent(uri, "text/markdown", text=discovery.read_source(skill))
-    resource = loader.read_and_record(
-        skill, rel, byte_cap, actor="agent", telemetry=telemetry, source="mcp-resource"
-    )
+    resource = read(skill, rel)
     if resource.binary:
         return ResourceContent(uri, resource.mime, data=resource.data)
     return ResourceContent(uri, resource.mime, text=resource.text or "")

@@ -58,8 +58,8 @@ class ToolSpec:
         return not self.destructive
 
 
-def _search(service: SkillService, args: dict[str, Any], _key: str) -> ToolOutput:
-    return service.search_skills(args["query"], int(args.get("limit", AGENT_LIMIT)))
+def _search(service: SkillService, args: dict[str, Any], key: str) -> ToolOutput:
+    return service.search_skills(args["query"], int(args.get("limit", AGENT_LIMIT)), client_key=key)
 
 
 def _list(service: SkillService, args: dict[str, Any], _key: str) -> ToolOutput:
@@ -90,6 +90,18 @@ def _context(service: SkillService, args: dict[str, Any], key: str) -> ToolOutpu
     return service.skill_context(
         args["message"], int(args.get("max_skills", AGENT_LIMIT)), client_key=key
     )
+
+
+def _validate(service: SkillService, args: dict[str, Any], _key: str) -> ToolOutput:
+    from skilldeck.mcp.checks import validate_skill
+
+    return validate_skill(service, args["name"])
+
+
+def _lint(service: SkillService, args: dict[str, Any], _key: str) -> ToolOutput:
+    from skilldeck.mcp.checks import lint_skill
+
+    return lint_skill(service, args["name"])
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -300,6 +312,30 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         read_only=True,
         handler=_context,
+    ),
+    ToolSpec(
+        name="validate_skill",
+        title="Validate a skill",
+        description=(
+            "Check one skill against the server's validation profile, as 'skilldeck "
+            "validate' does: the findings with their codes (SD parse, SV profile, ST "
+            "tools), severity and line, and whether the skill is valid. Changes nothing."
+        ),
+        input_schema=_schema({"name": _NAME}, ["name"]),
+        read_only=True,
+        handler=_validate,
+    ),
+    ToolSpec(
+        name="lint_skill",
+        title="Lint a skill",
+        description=(
+            "Lint one skill as 'skilldeck lint' does: quality findings (SL codes: vague "
+            "description, dead links, overlap with other skills, ...) with severity and "
+            "line, plus parse errors. Changes nothing."
+        ),
+        input_schema=_schema({"name": _NAME}, ["name"]),
+        read_only=True,
+        handler=_lint,
     ),
 )
 

@@ -80,7 +80,8 @@ class _Server(Server[Any]):
 
     The streamable HTTP manager builds its own initialization options from the server's
     defaults (which say ``listChanged: false``), so the default itself is changed: both
-    transports advertise, and send, the same notifications.
+    transports advertise, and send, the same notifications. The capabilities are the same
+    in both eras (the Skills extension's own declaration: :mod:`.skills_extension`).
     """
 
     def create_initialization_options(
@@ -93,6 +94,27 @@ class _Server(Server[Any]):
         return super().create_initialization_options(
             notification_options or NOTIFICATIONS, experimental_capabilities, extensions
         )
+
+    def get_capabilities(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        """The SDK's capabilities with ``resources.subscribe: false`` in both eras: no
+        per-resource update is ever sent (only list changes), though the SDK would say
+        true at 2026-07-28 because ``subscriptions/listen`` is served."""
+        found = super().get_capabilities(
+            notification_options,
+            experimental_capabilities,
+            extensions,
+            protocol_version=protocol_version,
+        )
+        if found.resources is not None:
+            found.resources.subscribe = False
+        return found
 
 
 class SkilldeckMCP:
@@ -212,7 +234,7 @@ class SkilldeckMCP:
         """Background loop: pick up skills changed on disk and toolsets the operator
         allowed since a client loaded their skill, and announce them."""
         while True:
-            await anyio.sleep(max(self.poll_seconds, 20 * self.service.scan_seconds))
+            await anyio.sleep(max(self.poll_seconds, 20 * self.service.workspace.scan_seconds))
             try:
                 changed = await anyio.to_thread.run_sync(self.service.refresh)
             except Exception as exc:

@@ -1,8 +1,9 @@
 """What the MCP server does, independent of the protocol: the five tools and resources.
 
 :class:`SkillService` holds a :class:`~skilldeck.core.workspace.Workspace` (the catalog,
-kept fresh from disk, the search index and the tool registry) and maps client
-connections to sessions in the shared store. Every
+kept fresh from disk, the search index, the tool registry, the remote catalogs and the
+write door every load, read, run and toolset call goes through) and maps client
+connections to sessions in the shared store; what it adds is the MCP shaping. Every
 tool returns a :class:`ToolOutput` (structured data plus the text a model reads) or raises
 :class:`~skilldeck.core.errors.SkilldeckError`. Nothing here imports the MCP SDK, so the
 logic is testable and reusable; :mod:`skilldeck.mcp.server` adapts it to the protocol.
@@ -17,8 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,9 +28,9 @@ from skilldeck.core.config import Settings
 from skilldeck.core.context import build_context, recent_use
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.limits import AGENT_LIMIT
-from skilldeck.core.model import Catalog, Skill
+from skilldeck.core.model import Skill
 from skilldeck.core.sessions import check_mode, check_name
-from skilldeck.core.workspace import Workspace, check_lookup
+from skilldeck.core.workspace import SessionRef, Workspace, check_lookup
 from skilldeck.mcp import resources
 from skilldeck.mcp.answers import (
     INSTRUCTIONS_BUDGET,
@@ -44,6 +43,7 @@ from skilldeck.mcp.answers import INSTRUCTIONS_SKILLS as INSTRUCTIONS_SKILLS
 from skilldeck.mcp.answers import INTRO as INTRO
 from skilldeck.mcp.client_sessions import ClientSessions
 from skilldeck.mcp.log import log
+from skilldeck.mcp.remote_answers import mark_remote_results, with_remotes
 from skilldeck.mcp.resources import ResourceContent as ResourceContent
 from skilldeck.mcp.resources import check_path
 from skilldeck.mcp.resources import resource_uri as resource_uri
@@ -51,11 +51,10 @@ from skilldeck.mcp.toolset_mounts import ToolsetMounts, call_output, mount_notes
 
 if TYPE_CHECKING:
     from skilldeck.core.execution import ScriptRun
-    from skilldeck.core.loader import Listing
-    from skilldeck.core.search import SearchIndex
+    from skilldeck.core.loader import Listing, Resource
+    from skilldeck.core.remote import Listing as RemoteListing
     from skilldeck.core.sessions import SessionStore
     from skilldeck.core.store import LocalStore
-    from skilldeck.core.tools import ToolRegistry
 
 _INLINE_CHECK_MAX_SECONDS = 0.005
 
@@ -84,9 +83,10 @@ RECENT_AUDIT_ROWS = 2000
 class SkillService:
     """The server's state and the implementation of its tools.
 
-    The skills, their search index and the tool registry are a
-    :class:`~skilldeck.core.workspace.Workspace`'s; the service adds sessions and the
-    tools' answers. The index is loaded (or built) before the server says it is ready.
+    The skills (local and remote), their search index, the tool registry and the write
+    door are a :class:`~skilldeck.core.workspace.Workspace`'s; the service adds client
+    sessions, mounted toolsets and the tools' answers. The index is loaded (or built)
+    before the server says it is ready.
 
     Args:
         settings: Loaded settings.
@@ -122,6 +122,7 @@ class SkillService:
         for notice in self.workspace.notices:
             log(notice)
         self._listings: dict[tuple[int, int], Listing] = {}
+        self._semantic = "pending" if settings.semantic else "off"
         self.sessions = ClientSessions(settings, self.mode, session_id, self.workspace.telemetry)
         self.mounts = ToolsetMounts()
         self.workspace.discover()
@@ -132,11 +133,6 @@ class SkillService:
             )
 
     # ------------------------------------------------------------------ catalog state
-
-    @property
-    def catalog(self) -> Catalog:
-        """The current catalog."""
-        return self.workspace.catalog
 
     @property
     def visible(self) -> list[Skill]:
@@ -150,56 +146,41 @@ class SkillService:
         if not self.settings.skills_v1:
             raise SkilldeckError(ErrorCode.PERMISSION_DENIED, SKILLS_OFF, reason="skills_disabled")
 
-    @property
-    def generation(self) -> int:
-        """Bumped whenever the catalog was discovered again."""
-        return self.workspace.generation
-
-    @property
-    def index_lock(self) -> threading.RLock:
-        """Hold while using an index returned by :meth:`index`."""
-        return self.workspace.lock
-
-    @property
-    def scan_seconds(self) -> float:
-        """How long the last change check took (drives how often to check)."""
-        return self.workspace.scan_seconds
-
-    def changed_on_disk(self) -> bool:
-        """True when a watched file or folder differs from the last discovery."""
-        return self.workspace.changed_on_disk()
-
     def refresh(self, *, inline: bool = False) -> bool:
         """Discover again when skills changed on disk.
 
         Args:
             inline: Called on a request path: only scan when a scan is cheap (small
-                catalogs); large catalogs rely on the background poll.
+                catalogs) and ``skills_refresh_on_call`` is on; otherwise the background
+                poll picks changes up.
 
         Returns:
             True when the catalog was reloaded.
         """
+        if inline and not self.settings.skills_refresh_on_call:
+            return False
         if inline and self.workspace.scan_seconds > _INLINE_CHECK_MAX_SECONDS:
             return False
         return self.workspace.refresh_if_changed()
 
-    def index(self) -> SearchIndex:
-        """The search index over the visible skills, kept in step with the catalog.
-
-        Callers must hold :attr:`index_lock` while they use the returned index.
-        """
-        return self.workspace.index("visible")
-
     def upgrade_index(self) -> bool:
         """Add the embedding signal when the settings ask for it (slow: a background
-        thread). Returns True when it was added."""
+        thread; searches meanwhile answer lexically). Returns True when it was added."""
         if not self.settings.semantic:
             return False
-        return self.workspace.enable_semantic("visible")
+        on = False
+        try:
+            on = self.workspace.enable_semantic("visible")
+        finally:
+            self._semantic = "on" if on else "unavailable"
+        return on
 
-    def tool_registry(self) -> ToolRegistry:
-        """The tool registry (reloaded after the tools file changed)."""
-        return self.workspace.registry()
+    def semantic_state(self) -> str:
+        """The embedding signal of searches: ``on``, ``pending`` (being added: answers
+        are lexical meanwhile), ``off`` (not configured) or ``unavailable`` (it failed)."""
+        if self.workspace.semantic("visible"):
+            return "on"
+        return "unavailable" if self._semantic == "on" else self._semantic
 
     def instructions(self, budget: int = INSTRUCTIONS_BUDGET) -> str:
         """The server instructions: how to use the tools plus a short skill listing
@@ -248,7 +229,7 @@ class SkillService:
     # ------------------------------------------------------------------ lookups
 
     def _skill(self, name: str) -> Skill:
-        """The skill ``name`` means for an agent (:meth:`Workspace.resolve` with
+        """The local skill ``name`` means for an agent (:meth:`Workspace.resolve` with
         ``for_model``): INVALID_PARAM, NOT_FOUND with the nearest names and where to look
         instead, or PERMISSION_DENIED with the reason a model may not load it."""
         check_lookup(name)
@@ -256,22 +237,54 @@ class SkillService:
         try:
             return self.workspace.resolve(name, for_model=True)
         except SkilldeckError as exc:
-            if exc.code is not ErrorCode.NOT_FOUND:
-                raise
-            advice = " (search_skills finds skills by task)"
-            raise SkilldeckError(exc.code, exc.message + advice, **exc.details) from None
+            raise _advised(exc) from None
+
+    def skill_to_check(self, name: str) -> Skill:
+        """The skill ``validate_skill`` / ``lint_skill`` check: the winner of that name,
+        valid or not (finding why it is invalid is the point), unless it is hidden from
+        models; else what :meth:`_skill` answers (a skill's id, NOT_FOUND, a refusal)."""
+        check_lookup(name)
+        self._require_skills()
+        skill = self.workspace.by_name(name)
+        return skill if skill is not None and not skill.hidden else self._skill(name)
 
     # ------------------------------------------------------------------ tools
 
-    def search_skills(self, query: str, limit: int = AGENT_LIMIT) -> ToolOutput:
-        """Agent-facing search (emits ``skill_selected`` to the workspace's telemetry)."""
+    def search_skills(
+        self, query: str, limit: int = AGENT_LIMIT, *, client_key: str = "stdio"
+    ) -> ToolOutput:
+        """Agent-facing search over local and remote skills (emits ``skill_selected`` to
+        the workspace's telemetry, with the client's session when sessions can be used);
+        a remote result carries its remote, URI, digest and review state."""
         if not query.strip():
             raise SkilldeckError(ErrorCode.INVALID_PARAM, "query must not be blank")
         self._require_skills()
+        listing = self.workspace.remotes.listing()
         response = self.workspace.search(
-            query, scope="visible", limit=limit, agent=True, tools=self._known_tools()
+            query,
+            scope="visible",
+            limit=limit,
+            agent=True,
+            tools=self._known_tools(),
+            session=self._session_or_none(client_key),
+            remotes=True,
         )
-        return ToolOutput(*search_answer(query, response, len(self.visible)))
+        total = len(self.visible) + (len(listing.documents) if listing is not None else 0)
+        data, text = search_answer(query, response, total, self.semantic_state())
+        output = ToolOutput(data, text)
+        if listing is None:
+            return output
+        output.text += mark_remote_results(data["results"], listing)
+        return with_remotes(output, listing)
+
+    def _session_or_none(self, client_key: str) -> str | None:
+        """The client's session, or None when skills v1 is off or sessions are unusable."""
+        if not self.settings.skills_v1:
+            return None
+        try:
+            return self.session_for(client_key)
+        except SkilldeckError:
+            return None
 
     def skill_context(
         self, message: str, max_skills: int = 3, *, client_key: str = "stdio"
@@ -298,101 +311,78 @@ class SkillService:
             return {}
 
     def list_skills(self, budget: int | None = None) -> ToolOutput:
-        """The tier-1 listing within ``budget`` characters."""
+        """The tier-1 listing within ``budget`` characters, remote skills included."""
         chosen = self.settings.prompt_char_budget if budget is None else budget
+        listing = self._remote_listing()
         with self.workspace.lock:
-            visible, generation = self.visible, self.generation
-            cached = self._listings.get((generation, chosen))
+            visible, generation = self.visible, self.workspace.generation
+            documents = listing.documents if listing is not None else ()
+            cached = None if documents else self._listings.get((generation, chosen))
         if cached is None:
-            cached = loader.render_listing(visible, budget=chosen, fmt="xml")
+            cached = loader.render_listing([*visible, *documents], budget=chosen, fmt="xml")
             with self.workspace.lock:
-                if self.generation == generation:
+                if self.workspace.generation == generation and not documents:
                     if len(self._listings) > 16:
                         self._listings.clear()
                     self._listings[(generation, chosen)] = cached
-        listing = cached
-        data = listing.to_dict()
-        data["total"] = len(visible)
-        text = listing.text or "No skills are available."
-        if listing.omitted and "left out" not in text:
-            text += f"\n({len(listing.omitted)} skills left out: {', '.join(listing.omitted)})"
-        return ToolOutput(data, text)
+        data = cached.to_dict()
+        data["total"] = len(visible) + len(documents)
+        text = cached.text or "No skills are available."
+        if cached.omitted and "left out" not in text:
+            text += f"\n({len(cached.omitted)} skills left out: {', '.join(cached.omitted)})"
+        output = ToolOutput(data, text)
+        return output if listing is None else with_remotes(output, listing)
+
+    def _remote_listing(self) -> RemoteListing | None:
+        """The remotes' listing (None without remotes, or with skills off)."""
+        return self.workspace.remotes.listing() if self.settings.skills_v1 else None
 
     def load_skill(
         self, name: str, arguments: str = "", *, client_key: str = "stdio"
     ) -> ToolOutput:
-        """Tier 2: the skill's instructions; activates it in the client's session."""
-        started = time.perf_counter()
-        skill = self._skill(name)
-        result = loader.load_skill(
-            skill,
-            arguments,
-            token_cap=self.settings.body_token_cap,
-            settings=self.settings,
-            store=self.workspace.store,
-        )
-        availability = self._availability(skill)
-        session_id, problem = self._activate(skill, arguments, client_key)
-        latency_ms = (time.perf_counter() - started) * 1000
-        loader.record_load(
-            skill,
-            result,
-            latency_ms,
-            actor="agent",
-            telemetry=self.workspace.telemetry,
-            session=session_id,
-            source="mcp",
-        )
-        data = result.to_dict()
-        data["allowed_tools"] = list(skill.allowed_tools)
-        data["tools"] = availability
-        data["session"] = session_id
-        data["resources"] = list(skill.resources)
-        notes: list[str] = []
+        """Tier 2: the skill's instructions (a remote ``label:name`` only once approved as
+        it is now), through the workspace's write door; activates it in the client's
+        session. When the session store cannot be used the skill is still served, unrecorded
+        (nothing is granted, so this fails closed)."""
+        check_lookup(name)
+        self._require_skills()
+        session, problem = self._session_ref(client_key)
+        try:
+            loaded = self.workspace.actions.load(
+                name, arguments, actor="agent", source="mcp", session=session
+            )
+        except SkilldeckError as exc:
+            raise _advised(exc) from None
+        problem = loaded.session_error or problem
+        data, notes = self.workspace.actions.answer(loaded)
+        skill = loaded.target.skill
+        first: list[str] = []
         if problem is not None:
             data["session_error"] = problem.to_dict()
-            notes.append(
+            first.append(
                 f"This load was not recorded in a session ({problem.message}); check_tool "
                 "cannot authorize this skill's tools until that is fixed."
             )
-        missing = list(availability.get("missing") or [])
-        if missing:
-            notes.append(
-                f"Tools this skill needs that are not available here: {', '.join(missing)}."
-            )
-        if skill.toolsets:
-            data["toolsets"] = self._mount(skill, session_id, client_key)
-            notes.extend(mount_notes(data["toolsets"]))
-        notes.extend(f"Warning: {w}" for w in result.warnings)
-        notes.extend(content_notes(skill))
-        text = result.text
+        if skill.toolsets and loaded.target.remote is None:
+            data["toolsets"] = self._mount(skill, loaded.session, client_key)
+            first.extend(mount_notes(data["toolsets"]))
+        notes = first + notes
+        text = data["text"]
         if notes:
             text = text.rstrip("\n") + "\n\n[skilldeck]\n" + "\n".join(notes)
+        if loaded.target.remote is not None:
+            data["text"] = text
         return ToolOutput(data, text)
 
-    def _activate(
-        self, skill: Skill, arguments: str, client_key: str
-    ) -> tuple[str | None, SkilldeckError | None]:
-        """Activate ``skill`` in the client's session. When the store cannot be used the
-        skill is still served: returns ``(None, the error)`` instead of failing the load
-        (nothing is granted, so this fails closed)."""
+    def _session_ref(self, client_key: str) -> tuple[SessionRef | None, SkilldeckError | None]:
+        """The client's session to act in, or ``(None, why)`` when the store cannot be used."""
         try:
             session_id = self.session_for(client_key)
-            store = self.store()
-            self._session_call(
-                lambda: store.activate_skill(
-                    session_id,
-                    skill.name,
-                    list(skill.allowed_tools),
-                    actor="agent",
-                    arguments=arguments,
-                )
-            )
+            return SessionRef(self.store(), session_id, self.sessions.call), None
         except SkilldeckError as exc:
             if exc.code is not ErrorCode.EXECUTION_ERROR:
                 raise
             return None, exc
-        return session_id, None
 
     def _known_tools(self) -> set[str] | None:
         """The tools this server knows (preset, tools file, cached MCP server answers), for
@@ -402,31 +392,28 @@ class SkillService:
         except SkilldeckError:
             return None
 
-    def _availability(self, skill: Skill) -> dict[str, Any]:
-        try:
-            availability = self.tool_registry().availability(skill)
-        except SkilldeckError as exc:
-            return {"error": exc.to_dict()}
-        return _as_dict(availability)
-
     def read_skill_resource(
         self, name: str, path: str, *, client_key: str = "stdio", reason: str | None = None
     ) -> ToolOutput:
-        """Tier 3: one file from inside the skill folder, among those discovery listed;
+        """Tier 3: one file from inside the skill folder, among those discovery listed (of
+        a remote skill: among those its current entry lists, verified against its digest);
         ``reason`` (why the agent asks) goes into the telemetry event."""
-        skill = self._skill(name)
+        check_lookup(name)
+        self._require_skills()
         check_path(path)
-        resource = loader.read_and_record(
-            skill,
-            path,
-            self.settings.resource_byte_cap,
-            actor="agent",
-            telemetry=self.workspace.telemetry,
-            reason=reason,
-            source="mcp",
-        )
+        try:
+            read = self.workspace.actions.read(
+                name, path, actor="agent", source="mcp", reason=reason
+            )
+        except SkilldeckError as exc:
+            raise _advised(exc) from None
+        resource = read.resource
         data = resource.to_dict()
-        uri = resource_uri(skill.name, resource.path)
+        uri = resource_uri(resource.name, resource.path)
+        if read.remote is not None:
+            data.update(read.remote)
+            uri = str(read.remote["uri"])
+            del data["abs_path"]  # the cache folder is not the agent's business
         data["uri"] = uri
         if resource.binary:
             text = (
@@ -469,27 +456,20 @@ class SkillService:
         """Run an allowed script of a skill (``skills_exec`` on, allowlisted or approved for
         the client's session); every attempt is audited."""
         skill = self._skill(name)
-        session_id = self.session_for(client_key)
-        store = self.store()
+        session = SessionRef(self.store(), self.session_for(client_key))
         try:
-            result = execution.execute(
-                self.settings,
-                skill,
-                script,
-                list(args),
-                store=store,
-                session_id=session_id,
-                telemetry=self.workspace.telemetry,
+            result = self.workspace.actions.run(
+                skill, script, list(args), actor="agent", session=session
             )
         except SkilldeckError as exc:
             raise agent_refusal(exc, f"script {script} of skill {skill.name}") from exc
-        result.session = session_id
+        result.session = session.id
         return ToolOutput(result.to_dict(), run_text(result))
 
     def _mount(self, skill: Skill, session_id: str | None, client_key: str) -> dict[str, Any]:
         """Mount the allowed toolsets of ``skill`` for the client (see ``toolset_mounts``)."""
-        store = self.store() if session_id is not None else None
-        return self.mounts.mount(self.settings, skill, store, session_id, client_key)
+        session = SessionRef(self.store(), session_id) if session_id is not None else None
+        return self.mounts.mount(self.workspace.actions, skill, session, client_key)
 
     def mount_approved(self) -> set[str]:
         """Mount the toolsets that waited for approval and are allowed now; returns the
@@ -519,16 +499,10 @@ class SkillService:
         if mounted is None:
             raise SkilldeckError(ErrorCode.NOT_FOUND, f"no mounted toolset tool {name!r}")
         skill = self._skill(mounted.skill)
-        session_id = self.session_for(client_key)
+        session = SessionRef(self.store(), self.session_for(client_key))
         try:
-            result = execution.call_toolset(
-                self.settings,
-                skill,
-                mounted.spec,
-                mounted.tool.name,
-                arguments,
-                store=self.store(),
-                session_id=session_id,
+            result = self.workspace.actions.call_toolset(
+                skill, mounted.spec, mounted.tool.name, arguments, actor="agent", session=session
             )
         except SkilldeckError as exc:
             raise agent_refusal(exc, f"tool {name} of skill {skill.name}") from exc
@@ -548,26 +522,22 @@ class SkillService:
         )
 
     def read_uri(self, uri: str) -> ResourceContent:
-        """Read ``skill://{name}/SKILL.md`` or ``skill://{name}/{path}``."""
-        return resources.read_uri(
-            uri, self._skill, self.settings.resource_byte_cap, self.workspace.telemetry
-        )
+        """Read ``skill://{name}/SKILL.md`` or ``skill://{name}/{path}`` (a file through
+        the workspace's write door, its read recorded)."""
+
+        def read(skill: Skill, rel: str) -> Resource:
+            door = self.workspace.actions
+            return door.read(skill, rel, actor="agent", source="mcp-resource").resource
+
+        return resources.read_uri(uri, self._skill, read)
 
 
-def content_notes(skill: Skill) -> list[str]:
-    """Lines telling a model the skill's declared parameters and examples."""
-    notes = []
-    if skill.parameters:
-        parts = [
-            f"{p.name} ({p.type}{', required' if p.required else ''})"
-            + (f": {p.description}" if p.description else "")
-            for p in skill.parameters
-        ]
-        notes.append("Parameters, in order ($0, $1, ...): " + "; ".join(parts) + ".")
-    for example in skill.examples[:5]:
-        does = f" -> {example.does}" if example.does else ""
-        notes.append(f"Example: {example.request!r}{does}")
-    return notes
+def _advised(exc: SkilldeckError) -> SkilldeckError:
+    """``exc``, a NOT_FOUND one saying where to look instead."""
+    if exc.code is not ErrorCode.NOT_FOUND:
+        return exc
+    advice = " (search_skills finds skills by task)"
+    return SkilldeckError(exc.code, exc.message + advice, **exc.details)
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

@@ -1,8 +1,12 @@
 """The MCP Skills extension (``io.modelcontextprotocol/skills``, SEP-2640) on the server.
 
 Declared in the server capabilities as ``extensions: {"io.modelcontextprotocol/skills":
-{"directoryRead": true}}`` (next to ``resources``), it adds three request methods to the
-SDK's low-level server (:meth:`~mcp.server.Server.add_request_handler`):
+{"directoryRead": true}}`` (next to ``resources``) in both protocol eras: the answer to
+``server/discover``, and the handshake-era ``initialize`` result too, where the SDK's
+2025-11-25 result model has no ``extensions`` and drops it (clients such as the MCP
+Inspector initialize with 2025-11-25 and call the extension's methods only when they see
+it). It adds three request methods to the SDK's low-level server
+(:meth:`~mcp.server.Server.add_request_handler`):
 
 * ``skills/list`` (paginated with ``cursor``/``nextCursor``): the entry of every skill
   served, each a complete manifest (``uri``, verbatim ``frontmatter``, ``resources`` with
@@ -36,6 +40,7 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
 
 from skilldeck.core.discovery import SKILL_FILE
@@ -52,13 +57,12 @@ from skilldeck.core.loader import (
     split_uri,
 )
 from skilldeck.core.model import Skill
-from skilldeck.core.remote import SCHEME
+from skilldeck.core.remote import EXTENSION_ID, SCHEME
 from skilldeck.core.safe_text import for_terminal
 from skilldeck.mcp.log import log
 from skilldeck.mcp.resources import ResourceContent, page_start
 from skilldeck.mcp.service import SkillService
 
-EXTENSION_ID = "io.modelcontextprotocol/skills"
 SETTINGS: dict[str, Any] = {"directoryRead": True}
 PAGE_SIZE = 100
 """Entries per ``skills/list`` page and children per directory page."""
@@ -72,9 +76,11 @@ Ctx = ServerRequestContext[Any, Any]
 
 
 class GetSkillParams(types.RequestParams):
-    """Params of ``skills/get``."""
+    """Params of ``skills/get``: ``uri``; ``name``, a usual mistake, is read only to say
+    which parameter is expected (:func:`_wanted_uri`)."""
 
-    uri: str
+    uri: str | None = None
+    name: str | None = None
 
 
 class DirectoryReadParams(types.PaginatedRequestParams):
@@ -113,6 +119,7 @@ class SkillsExtension:
     def register(self, server: Server[Any]) -> None:
         """Declare the extension on ``server`` and add its three methods."""
         server.extensions[EXTENSION_ID] = dict(SETTINGS)
+        server.middleware.append(_declare_in_handshake)
         server.add_request_handler("skills/list", types.PaginatedRequestParams, self._list)
         server.add_request_handler("skills/get", GetSkillParams, self._get)
         server.add_request_handler("resources/directory/read", DirectoryReadParams, self._directory)
@@ -237,7 +244,8 @@ class SkillsExtension:
 
     async def _get(self, ctx: Ctx, params: GetSkillParams) -> dict[str, Any]:
         await self._refresh()
-        return await self._run("skills/get", lambda: self.get(params.uri))
+        uri = _wanted_uri(params)
+        return await self._run("skills/get", lambda: self.get(uri))
 
     async def _directory(self, ctx: Ctx, params: DirectoryReadParams) -> dict[str, Any]:
         await self._refresh()
@@ -262,6 +270,33 @@ class SkillsExtension:
         except Exception as exc:
             log(f"{method} failed:\n{traceback.format_exc()}")
             raise MCPError(types.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}") from exc
+
+
+async def _declare_in_handshake(ctx: Ctx, call_next: CallNext) -> HandlerResult:
+    """Put the extension back into a handshake-era ``initialize`` result's capabilities
+    (the SDK's 2025-11-25 model drops ``extensions``, which that revision did not name)."""
+    result = await call_next(ctx)
+    if ctx.method == "initialize" and isinstance(result, dict):
+        capabilities = result.get("capabilities")
+        if isinstance(capabilities, dict):
+            declared = capabilities.setdefault("extensions", {})
+            if isinstance(declared, dict):
+                declared[EXTENSION_ID] = dict(SETTINGS)
+    return result
+
+
+def _wanted_uri(params: GetSkillParams) -> str:
+    """The ``uri`` of a ``skills/get`` request, or INVALID_PARAMS naming the parameter
+    expected (a client that sent ``name`` learns what to send instead)."""
+    if params.uri:
+        return params.uri
+    example = f"skill://{params.name}/SKILL.md" if params.name else "skill://pdf-forms/SKILL.md"
+    got = f"; got 'name' ({_shown(params.name)})" if params.name else ""
+    raise MCPError(
+        types.INVALID_PARAMS,
+        "skills/get expects the parameter 'uri': the skill's SKILL.md URI as skills/list "
+        f"gives it (e.g. {_shown(example)}){got}",
+    )
 
 
 def _build(skill_path: str, skill: Skill) -> SkillEntry:

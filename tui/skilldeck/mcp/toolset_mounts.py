@@ -6,9 +6,10 @@ client as ``skill-name.tool``; the server lists them after its own tools and ann
 operator allows it, the server's poll mounts it and announces the change
 (:meth:`ToolsetMounts.waiting`), so the agent need not load the skill again.
 
-Calls go through :func:`~skilldeck.core.execution.call_toolset`: the module is checked and
-authorized again on every call (an edited module is refused until approved again) and runs
-in a child process. Nothing here imports the MCP SDK.
+Mounts and calls go through the workspace's write door
+(:class:`~skilldeck.core.workspace.Actions`): the module is checked and authorized again
+on every call (an edited module is refused until approved again) and runs in a child
+process. Nothing here imports the MCP SDK.
 """
 
 from __future__ import annotations
@@ -18,14 +19,12 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from skilldeck.core import execution
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 
 if TYPE_CHECKING:
-    from skilldeck.core.config import Settings
     from skilldeck.core.execution import ToolsetCall, ToolsetTool
     from skilldeck.core.model import Skill
-    from skilldeck.core.sessions import SessionStore
+    from skilldeck.core.workspace import Actions, SessionRef
 
 MAX_MOUNTED = 500
 """Most toolset tools one client may have mounted."""
@@ -91,12 +90,7 @@ class ToolsetMounts:
             return [(c, skill, sid, specs) for (c, skill), (sid, specs) in self._waiting.items()]
 
     def mount(
-        self,
-        settings: Settings,
-        skill: Skill,
-        store: SessionStore | None,
-        session_id: str | None,
-        client_key: str,
+        self, door: Actions, skill: Skill, session: SessionRef | None, client_key: str
     ) -> dict[str, Any]:
         """Mount the allowed toolsets of ``skill`` for the client (replacing what an
         earlier load of it mounted).
@@ -111,9 +105,7 @@ class ToolsetMounts:
         errors: list[dict[str, Any]] = []
         for spec in skill.toolsets:
             try:
-                toolset = execution.mount_toolset(
-                    settings, skill, spec, store=store, session_id=session_id
-                )
+                toolset = door.mount(skill, spec, session=session)
             except SkilldeckError as exc:
                 entry = {"toolset": spec, "reason": exc.details.get("reason", exc.code.value)}
                 entry["message"] = exc.message
@@ -135,6 +127,7 @@ class ToolsetMounts:
             current.update(dict(list(mounted.items())[:room]))
             specs = frozenset(w["toolset"] for w in waiting if w["reason"] in APPROVABLE)
             if specs:
+                session_id = session.id if session is not None else None
                 self._waiting[(client_key, skill.name)] = (session_id, specs)
             else:
                 self._waiting.pop((client_key, skill.name), None)

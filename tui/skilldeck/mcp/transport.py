@@ -42,17 +42,21 @@ _OVERSIZED = object()
 
 @dataclass(frozen=True)
 class HttpLimits:
-    """How many connection sessions the HTTP server keeps open, and for how long idle.
+    """How many connection sessions the HTTP server keeps open, for how long idle, and how
+    long a request may take to send its body.
 
     A handshake-era client holds a connection session (``Mcp-Session-Id``); one that sends
     nothing for ``idle_seconds`` is closed and its store session ended. While
     ``max_sessions`` are open a new one is refused with 503 (``Too many open sessions``)
     until one ends or idles out. 2026-era clients hold no connection: they share one
-    session per bearer token.
+    session per bearer token. A request body not complete ``body_seconds`` after its head
+    is answered 408 and its connection closed
+    (:mod:`skilldeck.mcp.request_deadlines`).
     """
 
     max_sessions: int = 256
     idle_seconds: float = 900.0
+    body_seconds: float = 30.0
 
 
 class _StdinLines:
@@ -151,18 +155,18 @@ def rejection(line: str) -> types.JSONRPCError | None:
     """The error response owed for one stdin line, or None when the line goes to the SDK
     (a valid message, or a malformed notification or response, which gets no answer).
 
-    The id is checked before the SDK sees the line: the SDK reads a request whose id is
-    not a string or an integer (null, 1.5, true, an object) as a notification and drops it.
+    A line the SDK's own parser cannot read (not JSON, an escape naming an unpaired
+    surrogate, nested deeper than its limit) gets a Parse error: the SDK would drop it
+    unanswered. The id is checked before the SDK sees the line: the SDK reads a request
+    whose id is not a string or an integer (null, 1.5, true, an object) as a notification
+    and drops it.
     """
     try:
+        valid = _sdk_reads(line)
         message = json.loads(line)
-        json.dumps(message, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return _jsonrpc_error(
-            None, types.PARSE_ERROR, "Parse error: an escape names an unpaired surrogate"
-        )
-    except ValueError:
-        return _jsonrpc_error(None, types.PARSE_ERROR, "Parse error: the line is not JSON")
+    except (ValueError, RecursionError) as exc:
+        reason = str(exc) if isinstance(exc, _SdkParseError) else "the line is not JSON"
+        return _jsonrpc_error(None, types.PARSE_ERROR, f"Parse error: {reason}")
     if not isinstance(message, dict):
         return _jsonrpc_error(
             None, types.INVALID_REQUEST, "Invalid Request: expected one JSON object (no batches)"
@@ -174,11 +178,8 @@ def rejection(line: str) -> types.JSONRPCError | None:
         return _jsonrpc_error(
             None, types.INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
         )
-    try:
-        types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+    if valid:
         return None
-    except ValueError:
-        pass
     if message.get("jsonrpc") != "2.0":
         reason = 'jsonrpc must be "2.0"'
     elif not isinstance(message.get("method"), str):
@@ -188,6 +189,28 @@ def rejection(line: str) -> types.JSONRPCError | None:
     else:
         reason = "not a valid JSON-RPC request"
     return _jsonrpc_error(ident, types.INVALID_REQUEST, f"Invalid Request: {reason}")
+
+
+class _SdkParseError(ValueError):
+    """The SDK's parser cannot read a line as JSON (the message says why)."""
+
+
+def _sdk_reads(line: str) -> bool:
+    """Whether the SDK accepts ``line`` as a JSON-RPC message, read by its own parser.
+
+    Raises:
+        _SdkParseError: The parser cannot read the line as JSON at all.
+    """
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError as exc:
+        errors_of = getattr(exc, "errors", None)  # a pydantic ValidationError
+        errors = errors_of() if callable(errors_of) else []
+        unreadable = [e.get("msg", "") for e in errors if e.get("type") == "json_invalid"]
+        if unreadable:
+            raise _SdkParseError(unreadable[0]) from None
+        return False
+    return True
 
 
 async def _watch_signals(scope: anyio.CancelScope) -> None:
@@ -256,7 +279,7 @@ def _warm_index(service: SkillService) -> None:
     not hold up the exit.
     """
     try:
-        service.index()
+        service.workspace.index("visible")
     except Exception as exc:
         log(f"search index build failed: {type(exc).__name__}: {exc}")
         return
@@ -283,7 +306,7 @@ async def serve_http(
     :class:`~skilldeck.mcp.http_guard.HttpGuard` (``token`` None: no bearer token)."""
     import uvicorn
 
-    from skilldeck.mcp.slow_headers import HeaderTimeoutH11
+    from skilldeck.mcp.request_deadlines import deadline_protocol
 
     limits = limits or HttpLimits()
     mcp_app = app.server.streamable_http_app(
@@ -296,7 +319,7 @@ async def serve_http(
         guarded,
         host=host,
         port=port,
-        http=HeaderTimeoutH11,
+        http=deadline_protocol(limits.body_seconds),
         log_level="warning",
         lifespan="on",
         access_log=False,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -18,12 +17,11 @@ from textual.worker import get_current_worker
 from skilldeck.app.dialogs.guarded import GuardedDialog
 from skilldeck.app.labels import clean
 from skilldeck.core.errors import SkilldeckError
-from skilldeck.core.model import Skill
+from skilldeck.core.model import Severity, Skill
 from skilldeck.core.safe_text import for_terminal
 
 if TYPE_CHECKING:
     from skilldeck.core.loader import LoadResult
-    from skilldeck.core.telemetry import Telemetry
 
 NEW_SESSION = "__new__"
 
@@ -90,7 +88,7 @@ class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
     }
     ForceLoadDialog #warnings {
         height: auto;
-        max-height: 4;
+        max-height: 6;
         color: $warning;
     }
     ForceLoadDialog #buttons {
@@ -122,18 +120,19 @@ class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
             yield Label(
                 f"Force-load skill '{clean(self.skill.name)}' as operator", id="title", markup=False
             )
-            with Horizontal(classes="row"):
-                yield Label("Session")
-                yield Select(sessions, value=initial, allow_blank=False, id="session")
+            # Arguments first: Tab goes from them to the session picker.
             with Horizontal(classes="row"):
                 yield Label("Arguments")
                 yield Input(
-                    placeholder="$ARGUMENTS for the skill (optional)",
+                    placeholder="$ARGUMENTS for the skill (optional; enter: next)",
                     id="arguments",
                     # coming back with Tab must not select the text (the next key would
                     # replace what was typed)
                     select_on_focus=False,
                 )
+            with Horizontal(classes="row"):
+                yield Label("Session")
+                yield Select(sessions, value=initial, allow_blank=False, id="session")
             yield Static("", id="facts")
             yield TextArea("", read_only=True, show_line_numbers=True, id="text")
             yield Static("", id="warnings")
@@ -160,6 +159,7 @@ class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
             self.query_one("#arguments", Input).cursor_blink = False
             self.query_one("#text", TextArea).cursor_blink = False
         self.focus_after_guard(self.query_one("#arguments", Input))
+        self._label_confirm()
         self._preview("")
 
     @on(Input.Changed, "#arguments")
@@ -168,18 +168,28 @@ class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
 
     @on(Input.Submitted, "#arguments")
     def _arguments_submitted(self) -> None:
-        self.action_confirm()
+        """Enter goes on to the session picker, never loads: what is loaded where is
+        confirmed on the Load button (or ctrl+s), which names the session."""
+        self.query_one("#session", Select).focus()
 
-    @work(thread=True, exclusive=True, group="force-load-preview")
+    @on(Select.Changed, "#session")
+    def _session_changed(self) -> None:
+        self._label_confirm()
+
+    def _label_confirm(self) -> None:
+        """The Load button names the session it writes to."""
+        choice = self.query_one("#session", Select).value
+        where = "a new session" if choice == NEW_SESSION else f"session {clean(str(choice))}"
+        self.query_one("#confirm", Button).label = f"Load into {where} (ctrl+s)"
+
+    @work(thread=True, exclusive=True, group="force-load-preview", exit_on_error=False)
     def _preview(self, arguments: str) -> None:
-        from skilldeck.core.loader import load_skill
-
         worker = get_current_worker()
-        cap = self.deck.settings.body_token_cap
+        door = self.deck.workspace.actions
         try:
-            result = load_skill(self.skill, arguments, cap)
+            result = door.preview(self.skill, arguments)
             if self._plain is None:
-                self._plain = load_skill(self.skill, "", cap).text
+                self._plain = door.preview(self.skill, "").text
         except SkilldeckError as exc:
             if not worker.is_cancelled:
                 self.app.call_from_thread(self._show_error, exc)
@@ -218,9 +228,19 @@ class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
             area.selection = Selection((line - 1, end), (line - 1, 0))
             area.scroll_cursor_visible(center=True)
         self.query_one("#warnings", Static).update(
-            Text("\n".join(f"⚠ {clean(w)}" for w in result.warnings))
+            Text("\n".join([*(f"⚠ {clean(w)}" for w in result.warnings), *self._findings()]))
         )
         self.query_one("#confirm", Button).disabled = False
+
+    def _findings(self) -> list[str]:
+        """The skill's lint and validation warnings and errors, one line each (what the
+        Diagnostics tab lists: ``SL302 line 4: pipes a download into a shell``)."""
+        lines = []
+        for diag in self.deck.workspace.diagnostics_for(self.skill):
+            if diag.severity in (Severity.ERROR, Severity.WARNING):
+                at = f" line {diag.line}" if diag.line else ""
+                lines.append(f"{diag.severity.value} {diag.code}{at}: {clean(diag.message)}")
+        return lines
 
     def _show_error(self, exc: SkilldeckError) -> None:
         self.result = None
@@ -244,27 +264,19 @@ class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
         session_id = choice if isinstance(choice, str) and choice != NEW_SESSION else None
         self._commit(session_id, result)
 
-    @work(thread=True, exclusive=True, group="force-load-commit")
+    @work(thread=True, exclusive=True, group="force-load-commit", exit_on_error=False)
     def _commit(self, session_id: str | None, result: LoadResult) -> None:
         deck = self.deck
-        started = time.perf_counter()
         try:
-            store = deck.store
-            if session_id is None:
-                session_id = store.create(actor="operator").id
-            store.activate_skill(
-                session_id,
-                self.skill.name,
-                list(self.skill.allowed_tools),
-                actor="operator",
-                arguments=result.arguments,
+            loaded, session = deck.workspace.actions.force_load(
+                self.skill, result.arguments, store=deck.store, session=session_id, source="tui"
             )
         except SkilldeckError as exc:
             self.app.call_from_thread(self._failed, exc.message)
             return
-        _emit_loaded(self.deck.workspace.telemetry, self.skill, result, session_id, started)
+        done = loaded.result
         outcome = ForceLoadOutcome(
-            session_id, self.skill.name, result.arguments, result.tokens, result.truncated
+            session.id, self.skill.name, done.arguments, done.tokens, done.truncated
         )
         self.app.call_from_thread(self._done, outcome)
 
@@ -289,20 +301,3 @@ def _arguments_line(text: str, plain: str | None) -> int | None:
     while index < len(lines) and not lines[index].strip():
         index += 1  # the blank line before an appended "ARGUMENTS: ..."
     return index + 1 if index < len(lines) else None
-
-
-def _emit_loaded(
-    telemetry: Telemetry, skill: Skill, result: LoadResult, session_id: str, started: float
-) -> None:
-    from skilldeck.core.loader import record_load
-
-    latency_ms = (time.perf_counter() - started) * 1000
-    record_load(
-        skill,
-        result,
-        latency_ms,
-        actor="operator",
-        telemetry=telemetry,
-        session=session_id,
-        source="tui",
-    )

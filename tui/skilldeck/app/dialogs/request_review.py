@@ -1,5 +1,8 @@
 """Read a requested script (or toolset module) and what its approval pins (the digest of
-every file of the skill, and which files changed since the request) before approving it."""
+every file of the skill, and which files changed since the request) before approving it.
+
+Approving approves exactly what was shown: only while every file read in the dialog had
+the requested digest; a skill changed since the request can only be denied."""
 
 from __future__ import annotations
 
@@ -75,9 +78,8 @@ def review_warning(review: FileReview) -> Text | None:
     notes: list[str] = []
     if not review.matches:
         notes.append(
-            "CHANGED since the request: approving pins the requested digest, which no longer "
-            "matches the skill's files, so the run stays refused. Deny, and let the agent "
-            "ask again."
+            "CHANGED since the request: what is shown is not what was requested, so it "
+            "cannot be approved. Deny, and let the agent ask again."
         )
     if review.binary:
         notes.append("The file is binary: its content is not shown.")
@@ -149,6 +151,8 @@ class RequestReviewDialog(GuardedDialog[str | None]):
         """The requested file as read (None until the read finishes)."""
         self.shown = request.path
         """The file of the skill on screen (the approval pins them all)."""
+        self.unlike_request = False
+        """A file was read from a skill without the requested digest: no approval."""
 
     def _title(self) -> str:
         request = self.request
@@ -181,7 +185,7 @@ class RequestReviewDialog(GuardedDialog[str | None]):
         self.focus_after_guard(area)
         self._read()
 
-    @work(thread=True, exclusive=True)
+    @work(thread=True, exclusive=True, exit_on_error=False)
     def _read(self) -> None:
         skill = self.deck.workspace.by_name(self.request.skill)
         review = review_file_request(replace(self.request, path=self.shown), skill)
@@ -198,6 +202,8 @@ class RequestReviewDialog(GuardedDialog[str | None]):
     def _show(self, review: FileReview) -> None:
         if review.request.path == self.request.path:
             self.review = review
+        if review.error is None and not review.matches:
+            self.unlike_request = True
         self.query_one("#facts", Static).update(review_facts(review))
         warning = review_warning(review)
         box = self.query_one("#warning", Static)
@@ -209,11 +215,13 @@ class RequestReviewDialog(GuardedDialog[str | None]):
         elif review.error is None:
             area.language = language_for(review.request.path)
             area.load_text(review.text)
-        approve = self.query_one("#approve", Button)
-        approve.disabled = review.error is not None
-        if review.error is None and not review.matches:
-            approve.label = "Approve requested digest (a)"
+        self.query_one("#approve", Button).disabled = not self._approvable()
         self.refresh_bindings()
+
+    def _approvable(self) -> bool:
+        """The requested file was read, and everything shown had the requested digest."""
+        review = self.review
+        return review is not None and review.error is None and not self.unlike_request
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Approving waits until the file has been read (and could be); nothing runs
@@ -221,12 +229,12 @@ class RequestReviewDialog(GuardedDialog[str | None]):
         if self.guarded:
             return False
         if action == "approve":
-            return self.review is not None and self.review.error is None
+            return self._approvable()
         return True
 
     def action_approve(self) -> None:
-        """Approve the request (pins the requested digest of the whole skill)."""
-        if self.review is not None and self.review.error is None:
+        """Approve the request (pins the requested digest: the files shown)."""
+        if self._approvable():
             self.dismiss(APPROVE)
 
     def action_deny(self) -> None:

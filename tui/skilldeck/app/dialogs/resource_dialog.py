@@ -1,4 +1,5 @@
-"""Show one resource file of a skill, read safely through the core (tier 3)."""
+"""Show one resource file of a skill, read safely through the workspace's write door
+(tier 3: confined to the skill folder, capped, the read recorded as the operator's)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static, TextArea
 
+from skilldeck.app.deck import UsesDeck
 from skilldeck.app.labels import clean
 from skilldeck.app.widgets.preview_pane import language_for
 from skilldeck.core.errors import SkilldeckError
@@ -20,7 +22,7 @@ from skilldeck.core.model import Skill
 from skilldeck.core.safe_text import for_terminal
 
 
-class ResourceDialog(ModalScreen[None]):
+class ResourceDialog(UsesDeck, ModalScreen[None]):
     """A read-only view of one file inside the skill folder."""
 
     DEFAULT_CSS = """
@@ -50,11 +52,10 @@ class ResourceDialog(ModalScreen[None]):
         Binding("escape,q", "close", "Close", id="resource.close"),
     ]
 
-    def __init__(self, skill: Skill, rel_path: str, byte_cap: int) -> None:
+    def __init__(self, skill: Skill, rel_path: str) -> None:
         super().__init__()
         self.skill = skill
         self.rel_path = rel_path
-        self.byte_cap = byte_cap
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -69,19 +70,19 @@ class ResourceDialog(ModalScreen[None]):
     def on_mount(self) -> None:
         self._read()
 
-    @work(exclusive=True)
+    @work(exclusive=True, exit_on_error=False)
     async def _read(self) -> None:
-        from skilldeck.core.loader import read_resource
-
         facts = self.query_one("#facts", Static)
+        door = self.deck.workspace.actions
         try:
-            resource = await asyncio.to_thread(
-                read_resource, self.skill, self.rel_path, self.byte_cap
+            read = await asyncio.to_thread(
+                door.read, self.skill, self.rel_path, actor="operator", source="tui"
             )
         except SkilldeckError as exc:
             facts.update(Text(f"{exc.code.value}: {clean(exc.message)}", style="bold red"))
             self.notify(exc.message, title="Cannot open file", severity="error")
             return
+        resource = read.resource
         facts.update(
             f"{resource.size} bytes · {resource.mime}" + (" · binary" if resource.binary else "")
         )

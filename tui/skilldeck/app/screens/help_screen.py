@@ -36,6 +36,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("F6 (l)", "force-load the highlighted skill into a session (as operator)"),
     ("F7 (e)", "enable / disable the skill in the governance registry"),
     ("F8", "updates: installed skills, fetch, diff and new findings, approve / reject"),
+    ("F9", "usage: loads and silent misses per day, misses (enter: open), never used"),
+    ("F10", "remote skills: origin, review state; enter previews, a approves what is shown"),
     ("(r x l e v s)", "the letters act from a detail pane; search box and results type them"),
     ("dialogs that write", "ignore keys for 0.3 s after they open (keys typed before them)"),
     ("ctrl+p", "command palette: skills and actions by name"),

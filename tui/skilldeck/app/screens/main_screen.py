@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from contextlib import ExitStack
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -214,7 +215,14 @@ class MainScreen(SkillActions):
         self._pin: Skill | None = None
         self._stale_details = False
         self._diagnostic_count = 0
+        self._listing: tuple[int, Ranked] | None = None
+        self._counts: tuple[int, tuple[int, dict[str, int]]] | None = None
         self.last_ranked: Ranked | None = None
+        self.listed_version = -1
+        """The app's ``catalog_version`` the results list was last ranked for (-1: none
+        yet); it equals the app's once a change is searched and shown (tests wait on it)."""
+        self.seen_by: tuple[str, frozenset[Path]] | None = None
+        """"As seen by" filter: an agent's name and the SKILL.md files it lists."""
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
@@ -259,6 +267,10 @@ class MainScreen(SkillActions):
         if deck.deterministic:
             self.query_one("#search", Input).cursor_blink = False
             self.query_one("#raw", TextArea).cursor_blink = False
+        # Empty panes first: the catalog watcher below lists the skills at once when
+        # discovery finished before this screen mounted (emptied after it, they stayed so).
+        self.query_one(ResultsList).show([], 0, self.workspace)
+        self.query_one(PreviewPane).show(None)
         self.watch(self.query_one("#search", Input), "value", self._query_changed, init=False)
         self.watch(self.app, "catalog_version", self._catalog_changed)
         self.watch(self.app, "discovering", self._progress_changed)
@@ -266,8 +278,6 @@ class MainScreen(SkillActions):
         self.watch(self.app, "stage", self._progress_changed, init=False)
         self.watch(self.app, "store_version", self._session_changed, init=False)
         self.watch(self.app, "session_id", self._session_changed, init=False)
-        self.query_one(ResultsList).show([], 0, self.workspace)
-        self.query_one(PreviewPane).show(None)
         # Tab goes from the results straight into the shown pane (the tab strip is
         # reached with alt+1..5 or the mouse).
         self.query_one("#tabs", TabbedContent).query_one(Tabs).can_focus = False
@@ -295,8 +305,16 @@ class MainScreen(SkillActions):
             threshold=self.workspace.settings.confidence_threshold,
             deterministic=self.deck.deterministic,
             stage=self.deck.stage,
-            counts=self.workspace.listed_counts() if not ranked.query.strip() else (0, {}),
+            counts=self._listed_counts() if not ranked.query.strip() else (0, {}),
         )
+
+    def _listed_counts(self) -> tuple[int, dict[str, int]]:
+        """The workspace's listed counts, kept per catalog version (15 ms at 10k skills:
+        every Esc would pay it)."""
+        version = self.deck.catalog_version
+        if self._counts is None or self._counts[0] != version:
+            self._counts = (version, self.workspace.listed_counts())
+        return self._counts[1]
 
     # ----------------------------------------------------------------- search
 
@@ -339,6 +357,10 @@ class MainScreen(SkillActions):
         search.insert_text_at_cursor(event.character)
         search.focus()
 
+    @on(ResultsList.Escaped)
+    def _results_escaped(self) -> None:
+        self.action_escape()
+
     @on(Input.Submitted, "#search")
     def _query_submitted(self) -> None:
         self.query_one(ResultsList).focus()
@@ -351,13 +373,14 @@ class MainScreen(SkillActions):
             self._refine.stop()
             self._refine = None
         query = self.query_text
+        version = self.deck.catalog_version
         ranked = self._rank_now(query)
         if ranked is None:
-            self._search(query, keep, False)
+            self._search(query, keep, False, version)
         else:
             self.workers.cancel_group(self, "search")  # an older answer is stale now
             self._hold_frame()
-            self._apply(ranked, keep)
+            self._apply(ranked, keep, version)
 
     def _hold_frame(self) -> None:
         """Hold repaints for :data:`FRAME_HOLD`, so the search box, the status line and the
@@ -391,12 +414,19 @@ class MainScreen(SkillActions):
             busy = deck.discovering or deck.refreshing or not workspace.has_index("all")
             return busy and bool(query.strip())
 
+        if not query.strip() and self._listing is not None:
+            version, listing = self._listing
+            if version == deck.catalog_version:  # Esc: the listing as it was
+                return Ranked(query, listing.hits, listing.total, 0.0)
         if may_wait() or not workspace.lock.acquire(blocking=False):
             return None
         try:
             if may_wait():
                 return None
-            return rank(workspace, query, RESULT_LIMIT)
+            ranked = rank(workspace, query, RESULT_LIMIT)
+            if not query.strip():  # every change of the catalog bumps the version
+                self._listing = (deck.catalog_version, ranked)
+            return ranked
         except Exception:
             return None  # the worker runs it again and reports the error
         finally:
@@ -405,10 +435,10 @@ class MainScreen(SkillActions):
     def _refine_search(self) -> None:
         self._refine = None
         if self.last_ranked is not None and self.last_ranked.query == self.query_text:
-            self._search(self.query_text, None, True)
+            self._search(self.query_text, None, True, self.listed_version)
 
-    @work(thread=True, exclusive=True, group="search")
-    def _search(self, query: str, keep: Skill | None, semantic: bool) -> None:
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(self, query: str, keep: Skill | None, semantic: bool, version: int) -> None:
         worker = get_current_worker()
         try:
             ranked = rank(self.workspace, query, RESULT_LIMIT, semantic=semantic)
@@ -419,13 +449,16 @@ class MainScreen(SkillActions):
             self.app.call_from_thread(self.notify, f"search failed: {exc}", severity="error")
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._apply, ranked, keep)
+            self.app.call_from_thread(self._apply, ranked, keep, version)
 
-    def _apply(self, ranked: Ranked, keep: Skill | None) -> None:
+    def _apply(self, ranked: Ranked, keep: Skill | None, version: int) -> None:
         if ranked.query != self.query_text:
             return  # a newer query is on its way
         hits = ranked.hits
         total = ranked.total
+        if self.seen_by is not None:
+            hits = [h for h in hits if h.skill.path in self.seen_by[1]]
+            total = len(hits)
         pin = self._pin
         if pin is not None:
             self._pin = None
@@ -434,6 +467,7 @@ class MainScreen(SkillActions):
                 hits = [Hit(pin), *hits]
                 total += 1
         self.last_ranked = ranked
+        self.listed_version = version
         results = self.query_one(ResultsList)
         results.show(hits, total, self.workspace, keep=keep)
         if self._stale_details:
@@ -466,11 +500,12 @@ class MainScreen(SkillActions):
         typing = isinstance(self.focused, Input) and self.focused.id == "search"
         self._details(event.skill, TYPING_DETAIL_DELAY if typing else DETAIL_DELAY)
 
-    @work(exclusive=True, group="details")
+    @work(exclusive=True, group="details", exit_on_error=False)
     async def _details(self, skill: Skill | None, delay: float) -> None:
         """Fill the panes once the highlight rests (typing and held arrows pass first)."""
         await asyncio.sleep(delay)
-        self.show_skill(skill)
+        if self.app.is_running and self.is_attached:  # not while the app shuts down
+            self.show_skill(skill)
 
     @on(ResultsList.SkillChosen)
     def _skill_chosen(self, event: ResultsList.SkillChosen) -> None:
@@ -549,13 +584,15 @@ class MainScreen(SkillActions):
     def _open_resource(self, event: ResourcesList.Open) -> None:
         from skilldeck.app.dialogs.resource_dialog import ResourceDialog
 
-        self.app.push_screen(
-            ResourceDialog(event.skill, event.rel_path, self.deck.settings.resource_byte_cap)
-        )
+        self.app.push_screen(ResourceDialog(event.skill, event.rel_path))
 
-    def open_skill(self, skill: Skill, line: int | None = None) -> None:
+    def open_skill(self, skill: Skill, line: int | None = None, query: str | None = None) -> None:
         """Select ``skill`` and optionally jump to ``line``; the search text stays as the
-        user typed it (the skill is pinned on top when the query does not match it)."""
+        user typed it, or becomes ``query`` (control characters as spaces) when given (the
+        skill is pinned on top when the query does not match it)."""
+        if query is not None:
+            shown = "".join(c if c.isprintable() else " " for c in query)
+            self.query_one("#search", Input).value = " ".join(shown.split())
         self._pin = skill
         self._pending_line = line
         self.run_search(keep=skill)
@@ -593,17 +630,42 @@ class MainScreen(SkillActions):
         if results.highlighted is None and results.hits:
             results.highlighted = 0
 
+    def action_seen_by(self, agent: str) -> None:
+        """List only the skills ``agent`` (an id of :data:`skilldeck.core.agents.AGENTS`)
+        reads from its own folders; ``""`` lists every skill again."""
+        if not agent:
+            self.seen_by = None
+            self.sub_title = ""
+            self.run_search()
+            return
+        self._find_seen(agent)
+
+    @work(thread=True, exclusive=True, group="seen-by", exit_on_error=False)
+    def _find_seen(self, agent: str) -> None:
+        from skilldeck.core.agents import AGENTS, agent_view, seen_paths
+
+        spec = next((a for a in AGENTS if a.id == agent), None)
+        if spec is None:
+            return
+        cwd = self.workspace.cwd or Path.cwd()
+        view = agent_view(spec, self.workspace.catalog.skills, Path.home(), cwd, {})
+        self.app.call_from_thread(self._show_seen_by, spec.name, seen_paths(view))
+
+    def _show_seen_by(self, name: str, paths: frozenset[Path]) -> None:
+        self.seen_by = (name, paths)
+        self.sub_title = f"as seen by {name} ({len(paths)})"
+        self.run_search()
+
     def action_focus_search(self) -> None:
         """Focus the search box."""
         self.query_one("#search", Input).focus()
 
     def action_escape(self) -> None:
-        """Clear the search, or go back to the search box."""
-        search = self.query_one("#search", Input)
-        if self.focused is search and search.value:
-            search.value = ""
-        else:
-            search.focus()
+        """An empty search box with the cursor in it, from anywhere on the screen (the
+        first Esc after coming back from another screen too)."""
+        search = self.query_one("#search", SearchBox)
+        search.clear_query()
+        search.focus()
 
     def action_tab(self, tab: str) -> None:
         """Show one of the detail tabs."""

@@ -100,7 +100,7 @@ class ReviewScreen(UsesDeck, Screen[None]):
     def _reload(self, _version: int = 0) -> None:
         self._collect()
 
-    @work(thread=True, exclusive=True, group="review")
+    @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def _collect(self) -> None:
         findings = self.workspace.findings()
         self.app.call_from_thread(self._collected, findings)

@@ -21,8 +21,9 @@ from skilldeck.app.deck import UsesDeck
 from skilldeck.app.labels import clean, literal
 from skilldeck.app.widgets.fitted_input import FittedInput
 from skilldeck.core.errors import SkilldeckError
-from skilldeck.core.execution import FileRequest, parse_file_request
+from skilldeck.core.execution import FileRequest, approval_as_shown, parse_file_request
 from skilldeck.core.sessions import MODES
+from skilldeck.core.workspace import SessionRef
 
 if TYPE_CHECKING:
     from skilldeck.core.sessions import AuditEntry, Session
@@ -39,6 +40,9 @@ TOOL_PLACEHOLDERS = (
     "tool",
 )
 """The tool box's placeholder, longest first: the one that fits is shown."""
+
+ENDED_FOLD = "__ended__"
+"""Id of the sessions list's row that folds the ended sessions."""
 
 MODE_STYLE = {"strict": "bold red", "approval": WARNING_STYLE, "permissive": "bold green"}
 
@@ -160,17 +164,24 @@ class SessionsScreen(UsesDeck, Screen[None]):
         super().__init__()
         self._sessions: list[Session] = []
         self._selected: str | None = None
+        self.show_ended = False
+        """Whether the ended sessions are unfolded in the list."""
+        self.listening = False
+        """True once the live listener waits for changes newer than the screen loaded
+        (stores that announce changes only; tests wait on it)."""
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
         with Horizontal(id="sessions-body"):
             with Vertical(id="sessions-left"):
-                yield Label("Sessions (newest first)", classes="section")
+                yield Label("Sessions (open first, newest first)", classes="section")
                 yield OptionList(id="session-list")
             with Vertical(id="session-detail"):
                 with VerticalScroll(id="facts-scroll"):
                     yield Static("", id="session-facts")
-                yield Label("Pending (enter read · a approve · d deny)", classes="section")
+                yield Label(
+                    "Pending (tab here, then enter read · a approve · d deny)", classes="section"
+                )
                 yield OptionList(id="pending")
                 with Horizontal(id="tool-row"):
                     yield FittedInput(placeholders=TOOL_PLACEHOLDERS, id="tool")
@@ -187,6 +198,9 @@ class SessionsScreen(UsesDeck, Screen[None]):
         if self.deck.deterministic:
             self.query_one("#tool", Input).cursor_blink = False
         self.watch(self.app, "store_version", self._reload)
+        # Tab goes from the sessions straight to their pending requests (the facts
+        # scroll with the mouse).
+        self.query_one("#facts-scroll").can_focus = False
         self.query_one("#session-list").focus()
         if not self.deck.deterministic:
             self._listen()
@@ -196,7 +210,7 @@ class SessionsScreen(UsesDeck, Screen[None]):
     def _reload(self, _version: int = 0) -> None:
         self._load()
 
-    @work(thread=True, exclusive=True, group="sessions-live")
+    @work(thread=True, exclusive=True, group="sessions-live", exit_on_error=False)
     def _listen(self) -> None:
         """While the screen is shown, wait for changes the store announces (PostgreSQL
         LISTEN/NOTIFY: a request made on another host shows within a second) and bump the
@@ -210,6 +224,7 @@ class SessionsScreen(UsesDeck, Screen[None]):
             mark = store.last_audit_id()
         except SkilldeckError:
             return  # the first load reports the problem
+        self.listening = True
         while not worker.is_cancelled:
             try:
                 current = store.wait_for_change(mark, timeout=1.0)
@@ -220,7 +235,7 @@ class SessionsScreen(UsesDeck, Screen[None]):
                 mark = current
                 self.app.call_from_thread(setattr, self.deck, "store_version", current)
 
-    @work(thread=True, exclusive=True, group="sessions")
+    @work(thread=True, exclusive=True, group="sessions", exit_on_error=False)
     def _load(self) -> None:
         try:
             store = self.deck.store
@@ -235,17 +250,19 @@ class SessionsScreen(UsesDeck, Screen[None]):
         self._sessions = sessions
         ids = [s.id for s in sessions]
         if self._selected not in ids:
-            self._selected = ids[0] if ids else None
+            first = next((s for s in sessions if s.is_open), sessions[0] if sessions else None)
+            self._selected = first.id if first is not None else None
             if self._selected is not None:
                 self._load()
         listing = self.query_one("#session-list", OptionList)
+        if any(s.id == self._selected and not s.is_open for s in sessions):
+            self.show_ended = True  # the session in use or looked at is an ended one
         if sessions:
-            listing.set_options(
-                [Option(session_row(s, self.deck.session_id), id=s.id) for s in sessions]
-            )
-            if self._selected in ids:
+            listing.set_options(self._session_options(sessions))
+            shown = [option.id for option in listing.options]
+            if self._selected in shown:
                 with self.prevent(OptionList.OptionHighlighted):
-                    listing.highlighted = ids.index(self._selected)
+                    listing.highlighted = shown.index(self._selected)
         else:
             listing.set_options(
                 [
@@ -255,6 +272,21 @@ class SessionsScreen(UsesDeck, Screen[None]):
                 ]
             )
         self._show_detail(self.selected, audit)
+
+    def _session_options(self, sessions: list[Session]) -> list[Option]:
+        """Open sessions first; the ended ones under one row that enter folds and
+        unfolds (:attr:`show_ended`)."""
+        current = self.deck.session_id
+        opened = [s for s in sessions if s.is_open]
+        ended = [s for s in sessions if not s.is_open]
+        options = [Option(session_row(s, current), id=s.id) for s in opened]
+        if ended:
+            sign, verb = ("▾", "hide") if self.show_ended else ("▸", "show")
+            fold = Text(f"{sign} {len(ended)} ended (enter: {verb})", style="dim")
+            options.append(Option(fold, id=ENDED_FOLD))
+            if self.show_ended:
+                options += [Option(session_row(s, current), id=s.id) for s in ended]
+        return options
 
     @property
     def selected(self) -> Session | None:
@@ -274,20 +306,34 @@ class SessionsScreen(UsesDeck, Screen[None]):
             return
         facts.update(session_facts(session))
         if session.pending:
+            # The highlight stays on the request looked at when the store reloads (it
+            # went back to the first row, and d then denied another request).
+            looked_at = pending.highlighted_option.id if pending.highlighted_option else None
             pending.set_options([Option(pending_row(tool), id=tool) for tool in session.pending])
-            pending.highlighted = 0
+            keep = session.pending.index(looked_at) if looked_at in session.pending else 0
+            with self.prevent(OptionList.OptionHighlighted):
+                pending.highlighted = keep
         else:
             pending.set_options([Option(Text("nothing waiting", style="dim"), disabled=True)])
         self.query_one("#audit", Static).update(audit_table(audit))
 
     @on(OptionList.OptionHighlighted, "#session-list")
     def _session_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option.id == ENDED_FOLD:
+            return
         if event.option.id and event.option.id != self._selected:
             self._selected = event.option.id
             self._load()
 
     @on(OptionList.OptionSelected, "#session-list")
     def _session_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id == ENDED_FOLD:
+            self.show_ended = not self.show_ended
+            listing = self.query_one("#session-list", OptionList)
+            with self.prevent(OptionList.OptionHighlighted):
+                listing.set_options(self._session_options(self._sessions))
+                listing.highlighted = [o.id for o in listing.options].index(ENDED_FOLD)
+            return
         if event.option.id:
             self._selected = event.option.id
             self.action_use_session()
@@ -301,15 +347,13 @@ class SessionsScreen(UsesDeck, Screen[None]):
     # ----------------------------------------------------------------- actions
 
     def _tool_choice(self) -> str | None:
-        """The highlighted request when the pending list has focus, else the typed tool
-        (or the highlighted request when nothing is typed)."""
+        """The highlighted request while the pending list has focus, else the typed tool;
+        None when neither is (the sessions list has focus: no request is looked at)."""
         pending = self.query_one("#pending", OptionList)
-        option = pending.highlighted_option
-        highlighted = option.id if option is not None and option.id else None
-        typed = self.query_one("#tool", Input).value.strip()
-        if self.focused is pending or not typed:
-            return highlighted
-        return typed
+        if self.focused is pending:
+            option = pending.highlighted_option
+            return option.id if option is not None and option.id else None
+        return self.query_one("#tool", Input).value.strip() or None
 
     def action_new_session(self) -> None:
         """Create a session (default mode) and make it current."""
@@ -331,13 +375,21 @@ class SessionsScreen(UsesDeck, Screen[None]):
         """Deny the typed tool, or the highlighted pending one."""
         self._decide("deny")
 
-    def _decide(self, verdict: str, tool: str | None = None) -> None:
+    def _decide(self, verdict: str, tool: str | None = None, asked: bool = False) -> None:
+        """Approve or deny ``tool`` (default: :meth:`_tool_choice`) after a confirmation
+        that names it and the session (``asked``: the tool dialog named them already; a
+        confirmation then comes only when other pending requests are covered too)."""
         from skilldeck.app.dialogs.confirm import ConfirmDialog
         from skilldeck.core.sessions import tool_matches
 
         tool = tool or self._tool_choice()
         if tool is None:
-            self.notify("Type a tool name or highlight a pending request.", severity="warning")
+            pending = self.query_one("#pending", OptionList)
+            if pending.option_count and not pending.get_option_at_index(0).disabled:
+                pending.focus()
+                self.notify("Highlight the request in Pending, then press a or d again.", timeout=4)
+            else:
+                self.notify("Nothing pending: press t to type a tool.", severity="warning")
             return
         request = parse_file_request(tool)
         if request is not None and verdict == "approve":
@@ -349,26 +401,26 @@ class SessionsScreen(UsesDeck, Screen[None]):
             for t in (session.pending if session is not None else [])
             if t != tool and tool_matches(tool, t)
         ]
-        if not others:
+        if asked and not others:
             self._change(verdict, tool)
             return
-        # Approving "Bash" also settles a pending "Bash(git push:*)": say so first.
-        listed = ", ".join(clean(t) for t in others)
         verb = "Approve" if verdict == "approve" else "Deny"
+        where = f" in session {clean(self._selected or '?')}"
+        question = f"{verb} {clean(tool)}{where}?"
+        if others:  # approving "Bash" also settles a pending "Bash(git push:*)"
+            listed = ", ".join(clean(t) for t in others)
+            question += (
+                f"\n\nIt covers, and so also "
+                f"{'approves' if verdict == 'approve' else 'denies'}, the pending "
+                f"request(s): {listed}."
+            )
 
         def done(confirmed: bool | None) -> None:
             if confirmed:
                 self._change(verdict, tool)
 
         self.app.push_screen(
-            ConfirmDialog(
-                f"{verb} {clean(tool)}?\n\nIt covers, and so also "
-                f"{'approves' if verdict == 'approve' else 'denies'}, the pending "
-                f"request(s): {listed}.",
-                confirm=verb,
-                title=f"{verb} {clean(tool)}",
-            ),
-            done,
+            ConfirmDialog(question, confirm=verb, title=f"{verb} {clean(tool)}"), done
         )
 
     def _review(self, request: FileRequest) -> None:
@@ -457,7 +509,7 @@ class SessionsScreen(UsesDeck, Screen[None]):
 
         def done(verdict: str | None) -> None:
             if verdict in ("approve", "deny"):
-                self._decide(verdict, tool)
+                self._decide(verdict, tool, asked=True)
                 # decided: the letter keys act on the lists again
                 self.call_after_refresh(self.query_one("#pending").focus)
 
@@ -481,7 +533,7 @@ class SessionsScreen(UsesDeck, Screen[None]):
             return
         self.dismiss(None)
 
-    @work(thread=True, exclusive=True, group="sessions-change")
+    @work(thread=True, exclusive=True, group="sessions-change", exit_on_error=False)
     def _change(self, what: str, value: str | None) -> None:
         store = self.deck.store
         session_id = self._selected
@@ -491,12 +543,13 @@ class SessionsScreen(UsesDeck, Screen[None]):
                 message = f"Created session {session_id}"
             elif session_id is None:
                 return
-            elif what == "approve" and value:
-                store.approve(session_id, value, actor="operator")
-                message = f"Approved {value}"
-            elif what == "deny" and value:
-                store.deny(session_id, value, actor="operator")
-                message = f"Denied {value}"
+            elif what in ("approve", "deny") and value:
+                door, here = self.deck.workspace.actions, SessionRef(store, session_id)
+                if what == "approve":
+                    door.approve(self._as_shown(value), actor="operator", session=here)
+                else:
+                    door.deny(value, actor="operator", session=here)
+                message = f"{'Approved' if what == 'approve' else 'Denied'} {value}"
             elif what == "mode" and value:
                 store.set_mode(session_id, value, actor="operator")
                 message = f"Mode is now {value}"
@@ -509,6 +562,14 @@ class SessionsScreen(UsesDeck, Screen[None]):
             self.app.call_from_thread(self.notify, exc.message, severity="error")
             return
         self.app.call_from_thread(self._changed, what, session_id, message)
+
+    def _as_shown(self, entry: str) -> str:
+        """A tool as typed; a file request only while its skill still has the requested
+        digest, the one the review dialog showed."""
+        request = parse_file_request(entry)
+        if request is None:
+            return entry
+        return approval_as_shown(request, self.deck.workspace.by_name(request.skill))
 
     def _changed(self, what: str, session_id: str | None, message: str) -> None:
         if what == "create":

@@ -16,6 +16,7 @@ from skilldeck.app.deck import UsesDeck
 from skilldeck.app.labels import short_path
 from skilldeck.app.widgets.toolset_table import ToolsetTable
 from skilldeck.core.errors import SkilldeckError
+from skilldeck.core.workspace import SessionRef
 
 if TYPE_CHECKING:
     from skilldeck.core.model import Skill
@@ -79,7 +80,7 @@ class SkillActions(UsesDeck, Screen[None]):
 
         self.app.push_screen(ConfirmDialog(question, confirm=verb, title=f"{verb} skill"), done)
 
-    @work(thread=True, exclusive=True, group="registry")
+    @work(thread=True, exclusive=True, group="registry", exit_on_error=False)
     def _set_enabled(self, skill: Skill, enabled: bool) -> None:
         from skilldeck.core.registry import set_enabled
 
@@ -130,14 +131,14 @@ class SkillActions(UsesDeck, Screen[None]):
 
         self.app.push_screen(RequestReviewDialog(request, session_id), done)
 
-    @work(thread=True, group="toolset-decision")
+    @work(thread=True, group="toolset-decision", exit_on_error=False)
     def _decide_toolset(self, session_id: str, verdict: str, entry: str) -> None:
-        store = self.deck.store
+        door, here = self.deck.workspace.actions, SessionRef(self.deck.store, session_id)
         try:
             if verdict == "approve":
-                store.approve(session_id, entry, actor="operator")
+                door.approve(entry, actor="operator", session=here)
             else:
-                store.deny(session_id, entry, actor="operator")
+                door.deny(entry, actor="operator", session=here)
         except SkilldeckError as exc:
             self.app.call_from_thread(self.notify, exc.message, severity="error")
             return

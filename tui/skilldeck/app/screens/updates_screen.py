@@ -21,6 +21,7 @@ from textual.widgets import Footer, Header, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from skilldeck.app.colors import WARNING, WARNING_STYLE
+from skilldeck.app.deck import UsesDeck
 from skilldeck.app.labels import clean, literal, short_path
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.install import FORCIBLE, Reason
@@ -150,7 +151,7 @@ def findings_renderable(plan: UpdatePlan | None, reasons: list[str]) -> Group:
     return Group(*parts)
 
 
-class UpdatesScreen(Screen[None]):
+class UpdatesScreen(UsesDeck, Screen[None]):
     """The operator's review of skill updates: nothing lands without an approval."""
 
     DEFAULT_CSS = """
@@ -220,7 +221,7 @@ class UpdatesScreen(Screen[None]):
         self.notify("Fetching updates…", timeout=2)
         self._load(fetch=True)
 
-    @work(thread=True, exclusive=True, group="updates")
+    @work(thread=True, exclusive=True, group="updates", exit_on_error=False)
     def _load(self, fetch: bool) -> None:
         from skilldeck.core.install import check, prepared_updates, read_lock
 
@@ -320,7 +321,7 @@ class UpdatesScreen(Screen[None]):
             return
         self._apply(row)
 
-    @work(thread=True, exclusive=True, group="updates-apply")
+    @work(thread=True, exclusive=True, group="updates-apply", exit_on_error=False)
     def _apply(self, row: Row) -> None:
         from skilldeck.core.install import apply_update
 

@@ -14,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from skilldeck.app.colors import WARNING
+from skilldeck.app.deck import UsesDeck
 from skilldeck.app.labels import clean, literal
 from skilldeck.app.ranked import explain
 from skilldeck.core.model import Skill
@@ -112,7 +113,7 @@ def score_table(signals: Mapping[str, float], score: float) -> Table:
     return table
 
 
-class ExplainView(VerticalScroll):
+class ExplainView(UsesDeck, VerticalScroll):
     """Scrollable search explanation."""
 
     DEFAULT_CSS = """
@@ -129,7 +130,7 @@ class ExplainView(VerticalScroll):
         """Replace the explanation."""
         self.query_one("#explain-text", Static).update(renderable)
 
-    @work(thread=True, exclusive=True, group="explain")
+    @work(thread=True, exclusive=True, group="explain", exit_on_error=False)
     def explain(self, workspace: Workspace, query: str, skill: Skill) -> None:
         """Explain ``query`` for ``skill`` in a thread worker, then show it."""
         try:

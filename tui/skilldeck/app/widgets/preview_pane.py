@@ -19,7 +19,9 @@ from textual.widgets import ContentSwitcher, Markdown, Static, TextArea
 from textual.widgets.text_area import Selection
 
 from skilldeck.app.colors import WARNING
+from skilldeck.app.deck import UsesDeck
 from skilldeck.app.labels import SOURCE_BADGE, clean, literal, short_path
+from skilldeck.app.widgets.use_sparkline import UseSparkline
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
 from skilldeck.core.safe_text import for_terminal
@@ -73,7 +75,9 @@ def frontmatter_table(skill: Skill) -> Table:
     table.add_row("name", literal(skill.name, style="bold"))
     table.add_row(
         "description",
-        literal(skill.description) if skill.description else Text("(missing)", style="red"),
+        literal(" ".join(skill.description.split()))  # one paragraph, never a literal \n
+        if skill.description
+        else Text("(missing)", style="red"),
     )
     where = Text(SOURCE_BADGE[skill.source], style="cyan")
     where.append(f"  {clean(short_path(skill.base_dir))}", style="dim")
@@ -170,7 +174,7 @@ def shadow_text(skill: Skill) -> Text:
     return text
 
 
-class PreviewPane(Vertical):
+class PreviewPane(UsesDeck, Vertical):
     """SKILL.md of the highlighted skill, rendered or raw with line numbers."""
 
     DEFAULT_CSS = """
@@ -234,6 +238,7 @@ class PreviewPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="frontmatter")
+        yield UseSparkline(id="use")
         with ContentSwitcher(initial="rendered"):
             with VerticalScroll(id="rendered"):
                 yield Markdown("", id="md", open_links=False)
@@ -268,6 +273,7 @@ class PreviewPane(Vertical):
             and skill.mtime_ns == self._skill.mtime_ns
         )
         self._skill = skill
+        self.query_one(UseSparkline).show_for(skill.name if skill is not None else None)
         if line is not None:
             self.goto_line(line)
         fm = self.query_one("#frontmatter", Static)
@@ -367,7 +373,7 @@ class PreviewPane(Vertical):
         """Toggle between the rendered body and the raw source."""
         self.raw = not self.raw
 
-    @work(exclusive=True, group="preview")
+    @work(exclusive=True, group="preview", exit_on_error=False)
     async def _load(self, skill: Skill) -> None:
         key = (skill.path, skill.mtime_ns)
         cached = self._cache.get(key)
@@ -414,9 +420,17 @@ class PreviewPane(Vertical):
 
                 plain.update(RichMarkdown(body))
             else:
-                plain.update(Text(body))
+                plain.update(Text.assemble((too_large_note(size), "italic dim"), body))
         if self._wants(key):
             self._set_loading(False)
+
+
+def too_large_note(size: int) -> str:
+    """Why a body of ``size`` bytes is shown as plain text, not rendered."""
+    return (
+        f"Plain text: this body is {size // 1024} KB, over the {RICH_MARKDOWN_LIMIT // 1024} KB "
+        "that is rendered as Markdown in time (r: the source with line numbers).\n\n"
+    )
 
 
 def empty_catalog_hint(roots: list[Path]) -> Text:

@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 
 from skilldeck.app.labels import SOURCE_BADGE, clean
 from skilldeck.app.ranked import Hit
+from skilldeck.app.widgets.search_box import escape_merged
 from skilldeck.core.model import Skill, Source
 from skilldeck.core.workspace import Workspace
 
@@ -124,6 +125,9 @@ class ResultsList(OptionList):
         height: 1fr;
         border: none;
         padding: 0;
+        /* the scrollbar's column is kept whether it shows or not: rows cut to the width
+           before it appeared would otherwise wrap (score on a second line) */
+        scrollbar-gutter: stable;
     }
     ResultsList > .option-list--option {
         padding: 0 1 0 0;
@@ -150,6 +154,10 @@ class ResultsList(OptionList):
         def __init__(self, character: str) -> None:
             super().__init__()
             self.character = character
+
+    class Escaped(Message):
+        """Esc in the list: the screen empties the search box and puts the cursor there
+        (announced in typing order, so letters typed right after it follow it)."""
 
     def __init__(self, *, id: str | None = None, pass_keys: Iterable[str] = ()) -> None:
         """Args:
@@ -317,7 +325,15 @@ class ResultsList(OptionList):
         return character is not None and character.isprintable() and key not in self._pass_keys
 
     def on_key(self, event: events.Key) -> None:
-        """Send printable keys to the search box (through the screen)."""
+        """Send printable keys to the search box (through the screen), Esc too."""
+        merged = escape_merged(event, self._pass_keys)
+        if event.key == "escape" or merged:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Escaped())
+            if merged and event.character:
+                self.post_message(self.TypeAhead(event.character))
+            return
         if event.character is not None and self.check_consume_key(event.key, event.character):
             event.stop()
             event.prevent_default()

@@ -47,6 +47,19 @@ EDITING_KEYS = _editing_keys()
 """Keys the box applies at once rather than through the binding chain."""
 
 
+def escape_merged(event: events.Key, pass_keys: frozenset[str] = frozenset()) -> bool:
+    """Whether ``event`` is Esc and a letter or digit read as one alt+ key (typed fast,
+    or on a busy machine, the terminal's ESC and the next letter arrive in one read)."""
+    character = event.character
+    return (
+        event.key.startswith("alt+")
+        and event.key not in pass_keys
+        and character is not None
+        and len(character) == 1
+        and character.isalnum()
+    )
+
+
 class SearchBox(FittedInput):
     """The query input of the main screen.
 
@@ -75,7 +88,28 @@ class SearchBox(FittedInput):
             return False
         return super().check_consume_key(key, character)
 
+    def clear_query(self) -> None:
+        """Empty the box (Esc)."""
+        self.value = ""
+        self.cursor_position = 0
+
     async def _on_key(self, event: events.Key) -> None:
+        if event.key == "escape" and self.value:
+            # Cleared here, in typing order: as a screen binding, Esc is looked up only
+            # after it has bubbled to the app, so letters typed right behind it were
+            # inserted first and then cleared with the rest.
+            event.stop()
+            event.prevent_default()
+            self.clear_query()
+            return
+        if escape_merged(event, self._pass_keys):
+            # Esc and the next letter in one read (a busy machine) arrive as alt+letter:
+            # what was typed is Esc, then the letter.
+            event.stop()
+            event.prevent_default()
+            self.clear_query()
+            self.insert_text_at_cursor(event.character or "")
+            return
         action = EDITING_KEYS.get(event.key)
         if action is None:
             await super()._on_key(event)

@@ -13,6 +13,7 @@ from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
 from skilldeck.app.colors import WARNING, WARNING_STYLE
+from skilldeck.app.deck import UsesDeck
 from skilldeck.app.labels import clean, literal
 from skilldeck.core.errors import SkilldeckError
 
@@ -34,7 +35,7 @@ STATE_STYLE = {
 """How each approval state of :data:`~skilldeck.core.execution.toolsets.STATES` is shown."""
 
 
-class ToolsetTable(DataTable[Text]):
+class ToolsetTable(UsesDeck, DataTable[Text]):
     """The toolset tools of the highlighted skill with their approval state for the
     current session. Enter on a row asks to review its module (:class:`Review`)."""
 
@@ -107,7 +108,7 @@ class ToolsetTable(DataTable[Text]):
         if skill is not None and skill.toolsets:
             self._read(skill, settings, session_id, store)
 
-    @work(thread=True, exclusive=True, group="toolsets")
+    @work(thread=True, exclusive=True, group="toolsets", exit_on_error=False)
     def _read(
         self,
         skill: Skill,

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 from skilldeck.core.lazy import facade
 
 if TYPE_CHECKING:
-    from skilldeck.core.discovery.frontmatter import SKILL_FILE, read_body, read_source
+    from skilldeck.core.discovery.frontmatter import (
+        SKILL_FILE,
+        parse_bytes,
+        parse_skill_file,
+        read_body,
+        read_source,
+    )
     from skilldeck.core.discovery.pipeline import (
         Root,
         RootScan,
@@ -32,6 +38,8 @@ __all__ = [
     "discover",
     "fingerprint",
     "load_found",
+    "parse_bytes",
+    "parse_skill_file",
     "read_body",
     "read_source",
     "scan_roots",
@@ -39,6 +47,8 @@ __all__ = [
 
 _NAMES = {
     "SKILL_FILE": "frontmatter",
+    "parse_bytes": "frontmatter",
+    "parse_skill_file": "frontmatter",
     "read_body": "frontmatter",
     "read_source": "frontmatter",
     "Root": "pipeline",

@@ -288,16 +288,16 @@ def _tools(skill: Skill, value: Any) -> list[ToolRef]:
     if value is None:
         return []
     if isinstance(value, str):
-        return [ToolRef(name) for name in split_allowed_tools(value)]
+        return [ToolRef(name, origin="tools") for name in split_allowed_tools(value)]
     entries = _tool_entries(skill, value)
     refs: list[ToolRef] = []
     bad = False
     for entry in entries or ():
         if isinstance(entry, str) and entry.strip():
-            refs.append(ToolRef(entry.strip()))
+            refs.append(ToolRef(entry.strip(), origin="tools"))
         elif isinstance(entry, dict) and _scalar_text(entry.get("name")):
             purpose = _scalar_text(entry.get("purpose")) or ""
-            required = entry.get("required", True)
+            required = entry.get("required", False)
             if not isinstance(required, bool):
                 required = _truthy(required)
             refs.append(ToolRef(str(entry["name"]).strip(), purpose.strip(), required, "tools"))

@@ -272,6 +272,8 @@ def _fill(skill: Skill, head: _Head) -> None:
     yaml_start, yaml_end, body_offset = located
     if yaml_start == -1:
         message = "no frontmatter: the file must start with a '---' line"
+        if not data.strip():
+            message = "empty file: a SKILL.md starts with '---', name and description, '---'"
         _fail(skill, "SD101", message, data, _CHUNK)
         return
     if yaml_end == -1:

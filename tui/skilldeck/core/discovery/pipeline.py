@@ -27,7 +27,7 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,30 +63,44 @@ _Validate = Callable[[Skill], list[Diagnostic]]
 
 @dataclass(frozen=True, slots=True)
 class Root:
-    """A folder to scan for skills (or one SKILL.md file), and the source its skills get."""
+    """A folder to scan for skills (or one SKILL.md file), and the source its skills get.
+
+    Attributes:
+        path: The folder (or SKILL.md file).
+        source: The source its skills get.
+        base: The folder its skill ids are relative to (the project for a project root,
+            the home folder for a user root); None: ids use the root's own name.
+    """
 
     path: Path
     source: Source
+    base: Path | None = field(default=None, compare=False)
 
 
 def default_roots(settings: Settings, cwd: Path | None = None) -> list[Root]:
     """The standard roots in ascending precedence; only folders that exist.
 
-    ``bundled`` (shipped skills) < ``user`` (``~/.agents/skills``, ``~/.agent/skills``,
-    ``~/.claude/skills``, ``~/.codex/skills``, then ``settings.extra_skill_dirs``) <
+    ``bundled`` (shipped skills, or ``settings.skills_dir``) < ``user``
+    (``~/.agents/skills``, ``~/.agent/skills``, ``~/.claude/skills``, ``~/.codex/skills``,
+    then ``settings.extra_skill_dirs``, then ``settings.custom_skills_dir``) <
     ``project`` (from the repository root down to ``cwd``: ``.agents/skills``,
     ``.agent/skills``, ``.claude/skills``, ``skills``, ``agents/**/skills``; nearer
     folders come later and so win).
     """
-    roots: list[Root] = [Root(bundled_skills_dir(), Source.BUNDLED)]
+    here = Path(os.path.abspath(cwd or Path.cwd()))
+    roots: list[Root] = [Root(here / (settings.skills_dir or bundled_skills_dir()), Source.BUNDLED)]
     home = Path.home()
     for rel in (".agents/skills", ".agent/skills", ".claude/skills", ".codex/skills"):
-        roots.append(Root(home / rel, Source.USER))
-    roots.extend(Root(Path(p).expanduser(), Source.USER) for p in settings.extra_skill_dirs)
-    for folder in _project_chain(Path(os.path.abspath(cwd or Path.cwd()))):
+        roots.append(Root(home / rel, Source.USER, home))
+    for extra in settings.extra_skill_dirs:
+        roots.append(Root(Path(extra).expanduser(), Source.USER, home))
+    if settings.custom_skills_dir is not None:
+        roots.append(Root(here / settings.custom_skills_dir, Source.USER))
+    chain = _project_chain(here)
+    for folder in chain:
         for rel in (".agents/skills", ".agent/skills", ".claude/skills", "skills"):
-            roots.append(Root(folder / rel, Source.PROJECT))
-        roots.extend(Root(p, Source.PROJECT) for p in _agents_skills(folder / "agents"))
+            roots.append(Root(folder / rel, Source.PROJECT, chain[0]))
+        roots.extend(Root(p, Source.PROJECT, chain[0]) for p in _agents_skills(folder / "agents"))
     out: list[Root] = []
     seen: set[tuple[Path, Source]] = set()
     for root in roots:
@@ -173,7 +187,7 @@ def discover(
     groups: list[RootSkills] = []
     for group in scanned:
         found, root_dir = group.found, group.folder
-        skills = loader.load_root(root_dir, group.root.source, found)
+        skills = loader.load_root(root_dir, group.root.source, found, group.label)
         for registry_path in root_registry_paths(Path(root_dir)):
             registry = Registry.load(registry_path)
             catalog.diagnostics.extend(registry.diagnostics)
@@ -199,12 +213,14 @@ class RootScan:
         root: The root.
         folder: Its folder (the parent folder for a root that is a SKILL.md file).
         found: The SKILL.md files found, in path order.
+        label: The root's part of its skills' ids (:func:`label_roots`).
     """
 
     index: int
     root: Root
     folder: str
     found: list[Found]
+    label: str = ""
 
     @property
     def level(self) -> tuple[int, int]:
@@ -229,7 +245,34 @@ def scan_roots(roots: list[Root], diags: list[Diagnostic]) -> list[RootScan]:
             continue
         if found:
             out.append(RootScan(index, root, target, found))
+    label_roots(out)
     return out
+
+
+def label_roots(groups: list[RootScan]) -> None:
+    """Give each root its part of its skills' ids: its folder relative to the root's
+    ``base`` (``.claude/skills`` of a project), else the folder's name; roots of one source
+    with the same label get more of their path until the labels differ, so two roots never
+    share ids and the same roots give the same ids on every run."""
+    parts: dict[int, tuple[str, ...]] = {}
+    width: dict[int, int] = {}
+    for group in groups:
+        folder = Path(group.folder)
+        base = group.root.base
+        inside = base is not None and folder.is_relative_to(base) and folder != base
+        parts[id(group)] = folder.parts
+        width[id(group)] = len(folder.relative_to(base).parts) if inside and base else 1
+    while True:
+        seen: dict[tuple[str, str], list[RootScan]] = {}
+        for group in groups:
+            group.label = "/".join(parts[id(group)][-width[id(group)] :])
+            seen.setdefault((group.root.source.value, group.label), []).append(group)
+        clashes = [g for same in seen.values() if len(same) > 1 for g in same]
+        longer = [g for g in clashes if width[id(g)] < len(parts[id(g)]) - 1]
+        if not longer:
+            return
+        for group in longer:
+            width[id(group)] += 1
 
 
 def fingerprint(
@@ -312,7 +355,7 @@ def load_found(
     global_registry = Registry.load(settings.registry_file)
     out: list[Skill] = []
     for group, item in picks:
-        skills = loader.load_root(group.folder, group.root.source, [item])
+        skills = loader.load_root(group.folder, group.root.source, [item], group.label)
         if group.folder not in registries:
             paths = root_registry_paths(Path(group.folder))
             registries[group.folder] = [Registry.load(p) for p in paths]
@@ -346,14 +389,19 @@ class _Loader:
         self.dropped = 0
         self.changed: dict[str, tuple[str, int, int, str, str]] = {}
 
-    def load_root(self, root_dir: str, source: Source, found: list[Found]) -> list[Skill]:
-        """The skills of one root's found files, in the same order."""
+    def load_root(
+        self, root_dir: str, source: Source, found: list[Found], label: str = ""
+    ) -> list[Skill]:
+        """The skills of one root's found files, in the same order; ``label`` is the
+        root's part of their ids."""
         root = Path(root_dir)
         cut = len(root_dir.rstrip(os.sep)) + 1
         skills: list[Skill] = []
         for item in found:
             rel_id = "." if item.folder == root_dir else item.folder[cut:].replace(os.sep, "/")
-            skills.append(self.load(item, root, source, rel_id))
+            skill = self.load(item, root, source, rel_id)
+            skill.root_label = label or skill.root_label
+            skills.append(skill)
             self.count += 1
             if self.progress is not None and self.count % PROGRESS_EVERY == 0:
                 self.progress(self.count)
@@ -463,8 +511,8 @@ def _validator(profile: str) -> tuple[_Validate | None, str]:
             f"unknown validation profile {profile!r}; choose one of {', '.join(module.PROFILES)}",
         )
     try:
-        st = os.stat(module.__file__ or "")
-        key = f"{profile}:{st.st_mtime_ns}:{st.st_size}"
+        stats = [os.stat(path) for path in module.code_files()]
+        key = ":".join([profile, *(f"{st.st_mtime_ns}:{st.st_size}" for st in stats)])
     except OSError:
         key = ""
 

@@ -1,14 +1,24 @@
-"""The resource files of a skill folder: everything but its SKILL.md, bounded."""
+"""The resource files of a skill folder: everything but its SKILL.md, bounded.
+
+The listing is the skill folder's one walk (:func:`~skilldeck.core.skillfolder.walk`)
+narrowed to what agents are shown: hidden entries and folders starting with ``_`` are left
+out, and so is anything deeper or later than the bounds. Names the walk finds unsafe stay
+listed, so validation can name them (``SV601``).
+"""
 
 from __future__ import annotations
 
-import os
+from skilldeck.core import skillfolder
 
 MAX_RESOURCES = 200
 """Bound on the number of resource files listed per skill."""
 
 MAX_RESOURCE_DEPTH = 6
 """Resource folders deeper than this are not listed."""
+
+ENTRIES_PER_RESOURCE = 8
+"""The walk behind a listing stops after this many entries (folders, hidden files) per
+resource file it may list."""
 
 
 def list_resources(
@@ -19,8 +29,9 @@ def list_resources(
 ) -> tuple[tuple[str, ...], bool]:
     """Files under ``base_dir`` other than the SKILL.md, relative POSIX paths, sorted.
 
-    Hidden entries, folders starting with ``_`` and symlinked folders leading outside the
-    skill are skipped; at most ``limit`` files and ``max_depth`` levels are listed.
+    Hidden entries and folders starting with ``_`` are skipped, symlinked folders are not
+    entered (what they lead to inside the skill is listed where it is); at most ``limit``
+    files and ``max_depth`` levels are listed.
 
     Args:
         base_dir: The skill folder.
@@ -32,64 +43,21 @@ def list_resources(
     Returns:
         ``(paths, truncated)``.
     """
-    walk = _Walk(base_dir, limit, max_depth, stamps)
-    walk.folder(base_dir, "", 0)
-    walk.out.sort()
-    return tuple(walk.out), walk.truncated
 
+    def enter(rel: str, depth: int) -> bool:
+        return depth < max_depth and rel.rsplit("/", 1)[-1][0] not in "._"
 
-class _Walk:
-    """State of one resource listing."""
-
-    def __init__(
-        self, base_dir: str, limit: int, max_depth: int, stamps: list[tuple[str, int]] | None
-    ) -> None:
-        self.base_dir = base_dir
-        self.limit = limit
-        self.max_depth = max_depth
-        self.stamps = stamps
-        self.out: list[str] = []
-        self.truncated = False
-        self.base_real = ""
-        self.visited: set[str] = set()
-
-    def folder(self, folder: str, prefix: str, depth: int) -> None:
-        """List ``folder`` (``prefix`` relative to the skill) and its subfolders."""
-        try:
-            if self.stamps is not None:
-                self.stamps.append((prefix.rstrip("/"), os.stat(folder).st_mtime_ns))
-            with os.scandir(folder) as it:
-                items = sorted(it, key=lambda e: e.name)
-        except OSError:
-            return
-        for entry in items:
-            name = entry.name
-            if name[0] == "." or (depth == 0 and name.lower() == "skill.md"):
-                continue
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                continue
-            if not is_dir:
-                if len(self.out) >= self.limit:
-                    self.truncated = True
-                    return
-                self.out.append(prefix + name)
-            elif self._enter(entry, depth):
-                self.folder(entry.path, prefix + name + "/", depth + 1)
-                if self.truncated:
-                    return
-
-    def _enter(self, entry: os.DirEntry[str], depth: int) -> bool:
-        """Whether to list the subfolder ``entry`` (symlinks only inside the skill, once)."""
-        if entry.name[0] == "_" or depth + 1 >= self.max_depth:
-            return False
-        if not entry.is_symlink():
-            return True
-        if not self.base_real:
-            self.base_real = os.path.realpath(self.base_dir)
-        real = os.path.realpath(entry.path)
-        if real in self.visited or not real.startswith(self.base_real + os.sep):
-            return False
-        self.visited.add(real)
-        return True
+    listing = skillfolder.walk(
+        base_dir,
+        limit=limit * ENTRIES_PER_RESOURCE,
+        enter=enter,
+        stamps=[] if stamps is None else stamps,
+    )
+    paths = [
+        entry.rel
+        for entry in listing.entries
+        if entry.kind != skillfolder.FOLDER_LINK
+        and entry.rel.rsplit("/", 1)[-1][0] != "."
+        and entry.rel.lower() != "skill.md"
+    ]
+    return tuple(paths[:limit]), listing.truncated or len(paths) > limit

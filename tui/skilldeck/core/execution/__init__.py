@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from skilldeck.core.execution.review import (
         FileRequest,
         FileReview,
+        approval_as_shown,
+        bind_approval,
         parse_file_request,
         review_file_request,
     )
@@ -52,7 +54,9 @@ __all__ = [
     "allowlist_line",
     "allowlist_notices",
     "allowlist_path",
+    "approval_as_shown",
     "approval_key",
+    "bind_approval",
     "call_toolset",
     "execute",
     "mount_toolset",
@@ -78,6 +82,8 @@ _NAMES = {
     "resolve_script": "policy",
     "FileRequest": "review",
     "FileReview": "review",
+    "approval_as_shown": "review",
+    "bind_approval": "review",
     "parse_file_request": "review",
     "review_file_request": "review",
     "RunResult": "runner",

@@ -30,6 +30,7 @@ from skilldeck.core.linefile import append_line
 from skilldeck.core.model import Skill
 from skilldeck.core.sessions import SessionStore
 from skilldeck.core.sessions.model import first_match
+from skilldeck.core.skillfolder import name_problem, shown
 
 ALLOWLIST_NAME = "ALLOWLIST.txt"
 SCRIPT_CAP = 4 * 1024 * 1024
@@ -96,6 +97,13 @@ def resolve_script(skill: Skill, script: str) -> ExecRequest:
             f"script {script!r} must be a relative path inside the skill folder",
             reason="bad_path",
         )
+    problem = name_problem(str(rel))
+    if problem is not None:
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"script '{shown(str(rel))}' {problem}: it cannot be pinned or allowed",
+            reason="unsafe_name",
+        )
     path = skill.base_dir / Path(*rel.parts)
     problem = refusal(path, skill.base_dir)
     if problem is not None:
@@ -127,17 +135,42 @@ def allowlist_path() -> Path:
 
 
 def allowlist_line(ref: str, digest: str) -> str:
-    """The allowlist line allowing ``ref`` in the skill with content digest ``digest``."""
+    """The allowlist line allowing ``ref`` in the skill with content digest ``digest``.
+
+    Raises:
+        SkilldeckError: INVALID_PARAM (reason ``unsafe_name``) when ``ref`` holds a space,
+            a control character or anything else that would make the line say something
+            else (a newline would forge a second line allowing another skill).
+    """
+    problem = name_problem(ref) or ("holds a space" if any(c.isspace() for c in ref) else None)
+    if problem is not None or not ref or len(digest) != 64:
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"cannot allow '{shown(ref)}': it {problem or 'is not a skill/script pair'}; "
+            "an allowlist line names one skill/script without spaces or control characters",
+            reason="unsafe_name",
+        )
     return f"{ref} {DIGEST_PREFIX}{digest}"
 
 
-def add_to_allowlist(request: ExecRequest) -> tuple[str, bool]:
+def add_to_allowlist(request: ExecRequest, expected: str | None = None) -> tuple[str, bool]:
     """Append the line allowing ``request`` (its skill as pinned now) to the home
     allowlist; returns the line and whether it was added (False: already there).
 
+    Args:
+        request: The script and the skill as pinned now.
+        expected: The whole digest the operator reviewed (``allow --dry-run`` prints it):
+            when given, the skill must still have it, so a swap between the review and the
+            ``allow`` allows nothing.
+
     Raises:
-        SkilldeckError: EXECUTION_ERROR (reason ``io_error``) when it cannot be written.
+        SkilldeckError: EXECUTION_ERROR (reason ``io_error``) when it cannot be written;
+            PERMISSION_DENIED (reason ``changed_since_shown``) when the skill no longer has
+            ``expected``; INVALID_PARAM (reason ``bad_digest``) when ``expected`` is not
+            64 hex digits.
     """
+    if expected is not None:
+        _check_expected(request, expected)
     line = allowlist_line(request.ref, request.digest)
     path = allowlist_path()
     if (request.ref, request.digest) in read_allowlist(path):
@@ -145,6 +178,23 @@ def add_to_allowlist(request: ExecRequest) -> tuple[str, bool]:
     append_line(path, line)
     remember_manifest(request.snapshot)
     return line, True
+
+
+def _check_expected(request: ExecRequest, expected: str) -> None:
+    wanted = expected.strip().lower().removeprefix(DIGEST_PREFIX)
+    if len(wanted) != 64 or any(c not in "0123456789abcdef" for c in wanted):
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            "--digest takes the whole skill digest (64 hex digits) that the review showed",
+            reason="bad_digest",
+        )
+    if wanted != request.digest:
+        raise SkilldeckError(
+            ErrorCode.PERMISSION_DENIED,
+            f"{request.skill.name} changed since it was shown: its digest is now "
+            f"{request.digest}, not {wanted}; review it again",
+            reason="changed_since_shown",
+        )
 
 
 def read_allowlist(path: Path) -> set[tuple[str, str]]:

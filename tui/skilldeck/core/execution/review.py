@@ -7,8 +7,12 @@ the digest of every file of the skill as the agent's run saw it (:mod:`.snapshot
 folder now, through the same confinement rule and digest as a run
 (:func:`~skilldeck.core.execution.resolve_script`), so the operator reads the text that
 would run, learns whether the skill still has the requested digest and, when it does not,
-which files changed since, file by file. Approving pins the requested digest: when any file
-changed since, the approval no longer matches and a run stays refused.
+which files changed since, file by file.
+
+An approval binds to what the operator was shown: :func:`bind_approval` approves the
+digest of the pending request (or the one the operator names), and only while the skill
+on disk still has that digest, so the files read are the files approved. A skill changed
+since the request is refused (reason ``changed_since_request``) and nothing is approved.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
-from skilldeck.core.errors import SkilldeckError
+from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Skill
 from skilldeck.core.safe_text import for_terminal
 
@@ -29,6 +33,9 @@ _ENTRY = re.compile(
     r"@skill-sha256:(?P<sha>[0-9a-fA-F]{64})\)"
 )
 KINDS = {"Script": "script", "Toolset": "toolset"}
+DIGEST_MIN = 12
+"""Fewest hex digits of a digest an operator may name (``--digest``)."""
+_HEX = re.compile(r"[0-9a-f]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +60,12 @@ class FileRequest:
     def ref(self) -> str:
         """``skill-name/path``: how allowlists and messages name the file."""
         return f"{self.skill}/{self.path}"
+
+    @property
+    def key(self) -> str:
+        """The session entry of this file at this digest (what approving names)."""
+        kind = next(k for k, v in KINDS.items() if v == self.kind)
+        return f"{kind}({self.ref}@skill-sha256:{self.digest})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,3 +169,110 @@ def review_file_request(
     raw = data[:cap].decode("utf-8", errors="replace")
     text = for_terminal(raw, multiline=True)
     return replace(base, text=text, truncated=len(data) > cap, escaped=text != raw)
+
+
+def bind_approval(
+    now: str, entries: list[str], digest: str | None = None, *, on_disk: bool = True
+) -> str:
+    """The entry an operator's decision on a file names: bound to what was shown.
+
+    Args:
+        now: The entry pinning the file's skill as it is on disk now
+            (``Script(skill/path@skill-sha256:HEX)``).
+        entries: The session's entries the decision may settle (for an approval or a
+            denial: its pending queue; for a revocation: its approvals and denials).
+        digest: The digest the operator was shown (``--digest``; hex, optionally with
+            ``skill-sha256:``, at least :data:`DIGEST_MIN` digits, a prefix when unique).
+            None: the one request for this file in ``entries`` (the skill on disk when
+            there is none).
+        on_disk: The chosen digest must still be the skill's on disk (approvals).
+
+    Raises:
+        SkilldeckError: INVALID_PARAM for a malformed digest (reason ``bad_digest``), one
+            that names nothing (``unknown_digest``) or several (``ambiguous_digest``), or
+            several requests and no digest (``ambiguous_request``); PERMISSION_DENIED
+            (reason ``changed_since_request``) when the skill no longer has the chosen
+            digest. Nothing is decided then.
+    """
+    pinned = parse_file_request(now)
+    if pinned is None:
+        raise SkilldeckError(ErrorCode.INVALID_PARAM, f"not a file entry: {for_terminal(now)}")
+    asked = [
+        r.digest
+        for r in map(parse_file_request, entries)
+        if r is not None and (r.kind, r.ref) == (pinned.kind, pinned.ref)
+    ]
+    chosen = _chosen_digest(pinned, list(dict.fromkeys(asked)), digest)
+    if on_disk and chosen != pinned.digest:
+        raise _changed(pinned, chosen)
+    return replace(pinned, digest=chosen).key
+
+
+def approval_as_shown(request: FileRequest, skill: Skill | None) -> str:
+    """The entry approving ``request`` as reviewed (its requested digest), checked
+    against the skill on disk now (what the TUI's review dialog approves).
+
+    Raises:
+        SkilldeckError: PERMISSION_DENIED (reason ``unreadable``) when the file cannot be
+            pinned, or as :func:`bind_approval` (``changed_since_request``).
+    """
+    review = review_file_request(request, skill)
+    if review.error is not None or review.disk_digest is None:
+        raise SkilldeckError(
+            ErrorCode.PERMISSION_DENIED,
+            f"{request.kind} {for_terminal(request.ref)} cannot be approved: {review.error}",
+            reason="unreadable",
+        )
+    now = replace(request, digest=review.disk_digest).key
+    return bind_approval(now, [request.entry], request.digest)
+
+
+def _chosen_digest(pinned: FileRequest, asked: list[str], digest: str | None) -> str:
+    ref = for_terminal(pinned.ref)
+    if digest is None:
+        if len(asked) > 1:
+            raise SkilldeckError(
+                ErrorCode.INVALID_PARAM,
+                f"{len(asked)} requests wait for {pinned.kind} {ref} at different digests "
+                f"({', '.join(d[:DIGEST_MIN] for d in asked)}): name the one you reviewed "
+                "with --digest",
+                reason="ambiguous_request",
+                digests=asked,
+            )
+        return asked[0] if asked else pinned.digest
+    given = digest.strip().lower().removeprefix("skill-sha256:")
+    if len(given) < DIGEST_MIN or len(given) > 64 or not _HEX.fullmatch(given):
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"--digest must be {DIGEST_MIN} to 64 hex digits, got {for_terminal(repr(digest))}",
+            reason="bad_digest",
+        )
+    found = [d for d in dict.fromkeys([*asked, pinned.digest]) if d.startswith(given)]
+    if len(found) != 1:
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            f"digest {given} names {'no' if not found else 'more than one'} request or "
+            f"on-disk state of {pinned.kind} {ref} (on disk: {pinned.digest}; requested: "
+            f"{', '.join(asked) or 'none'})",
+            reason="ambiguous_digest" if found else "unknown_digest",
+        )
+    return found[0]
+
+
+def _changed(pinned: FileRequest, chosen: str) -> SkilldeckError:
+    from skilldeck.core.execution.snapshot import manifest_changes, recall_manifest
+
+    old, new = recall_manifest(chosen), recall_manifest(pinned.digest)
+    changes = manifest_changes(old, new) if old is not None and new is not None else []
+    listed = ", ".join(f"{c} {for_terminal(p)}" for c, p in changes[:5])
+    return SkilldeckError(
+        ErrorCode.PERMISSION_DENIED,
+        f"skill {for_terminal(pinned.skill)} changed since skill-sha256:{chosen[:DIGEST_MIN]}… "
+        f"was shown ({listed or 'its files differ'}; now skill-sha256:{pinned.digest}): "
+        "nothing approved. Deny the request and let the agent ask again, or review the "
+        f"files as they are now and approve --digest {pinned.digest[:DIGEST_MIN]}",
+        reason="changed_since_request",
+        requested=chosen,
+        on_disk=pinned.digest,
+        changes=[list(c) for c in changes],
+    )

@@ -6,7 +6,10 @@ The command line comes from the script's shebang (``#!/usr/bin/env python3``,
 ``/bin/sh``). The interpreter is always resolved outside the skill (``/usr/bin``, ``/bin``
 or this Python), never a file the skill ships, and a shebang may carry only harmless flags
 (``-u``, ``-B``, ``-O`` for Python; ``-e``, ``-u``, ``-x``, ``-v`` for shells). Python runs
-with ``-E -s`` (no ``PYTHON*`` variables, no user site folder).
+with ``-B -X pycache_prefix=<the run's /tmp>/pycache -E -s``: it neither reads nor writes a
+``__pycache__`` beside the skill's sources (bytecode a skill ships never runs), and sees no
+``PYTHON*`` variables and no user site folder. It is not isolated further (``-I``/``-P``
+would drop the script's folder from ``sys.path``: a script imports its sibling modules).
 
 Limits: a wall-clock timeout (the whole run is killed), 1 MB of output per stream (the rest
 is cut and flagged), at most 100 arguments and 4,096 argument bytes, CPU, memory, file-size
@@ -33,7 +36,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.execution.sandbox import BWRAP, Sandbox, command, environment, probe
+from skilldeck.core.execution.sandbox import (
+    BWRAP,
+    Sandbox,
+    command,
+    environment,
+    filter_fd,
+    held_paths,
+    probe,
+    python_flags,
+    read_paths,
+)
 from skilldeck.core.execution.snapshot import Snapshot
 
 OUTPUT_CAP = 1024 * 1024
@@ -95,6 +108,17 @@ def check_args(args: list[str]) -> None:
             f"arguments exceed {MAX_ARG_BYTES} bytes",
             reason="args_too_long",
         )
+
+
+def check_paths(args: list[str], skill_dir: Path) -> None:
+    """At the ``bwrap`` level, refuse a path in ``args`` the sandbox will not show the
+    skill at ``skill_dir`` (:func:`~.sandbox.read_paths`; the run would refuse it too).
+
+    Raises:
+        SkilldeckError: PERMISSION_DENIED, reason ``path_refused``.
+    """
+    if probe().level == BWRAP:
+        read_paths(args, skill_dir)
 
 
 def python_executable() -> str:
@@ -171,18 +195,31 @@ def run_in_copy(
     """Write ``snapshot`` to a private folder and run ``build(where)`` there, sandboxed;
     ``where`` is the skill folder as the process sees it (its working directory)."""
     sandbox = probe()
-    with tempfile.TemporaryDirectory(prefix="skilldeck-run-") as private:
+    bwrap = sandbox.level == BWRAP
+    with contextlib.ExitStack() as stack:
+        private = stack.enter_context(tempfile.TemporaryDirectory(prefix="skilldeck-run-"))
+        fd = stack.enter_context(filter_fd())
         os.chmod(private, 0o755)
         copy, tmp = Path(private) / "skill", Path(private) / "tmp"
         copy.mkdir()
         tmp.mkdir(mode=0o700)
         snapshot.materialize(copy)
-        where = snapshot.folder if sandbox.level == BWRAP else copy
-        inner = build(where)
-        argv = command(sandbox, inner, where, copy, tmp)
-        env = {"PATH": "/usr/bin:/bin"} if sandbox.level == BWRAP else environment(where, tmp)
-        cwd = "/" if sandbox.level == BWRAP else str(copy)
-        return _spawn(argv, inner, cwd, env, timeout, stdin, sandbox)
+        where = snapshot.folder if bwrap else copy
+        inner = _guard_python(build(where), Path("/tmp") if bwrap else tmp)
+        shown = stack.enter_context(held_paths(inner, where)) if bwrap else []
+        argv = command(sandbox, inner, where, copy, tmp, fd, shown)
+        env = {"PATH": "/usr/bin:/bin"} if bwrap else environment(where, tmp)
+        cwd = "/" if bwrap else str(copy)
+        fds = (*((fd,) if fd is not None else ()), *(f for f, _ in shown)) if bwrap else ()
+        return _spawn(argv, inner, (cwd, env, fds), timeout, stdin, sandbox)
+
+
+def _guard_python(argv: list[str], tmp: Path) -> list[str]:
+    """``argv`` with :func:`~.sandbox.python_flags` right after the interpreter when it is
+    Python (before any flag the skill's shebang asked for)."""
+    if argv and argv[0] == python_executable():
+        return [argv[0], *python_flags(tmp), *argv[1:]]
+    return argv
 
 
 def _limits(cpu_seconds: int) -> Callable[[], None]:
@@ -202,12 +239,12 @@ def _limits(cpu_seconds: int) -> Callable[[], None]:
 def _spawn(
     argv: list[str],
     inner: list[str],
-    cwd: str,
-    env: dict[str, str],
+    where: tuple[str, dict[str, str], tuple[int, ...]],
     timeout: float,
     stdin: bytes,
     sandbox: Sandbox,
 ) -> RunResult:
+    cwd, env, fds = where
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -220,6 +257,7 @@ def _spawn(
             start_new_session=True,
             preexec_fn=_limits(max(1, int(timeout) + 1)),
             close_fds=True,
+            pass_fds=fds,
         )
     except OSError as exc:
         raise SkilldeckError(

@@ -1,7 +1,10 @@
 """One script run (or toolset mount or call) end to end: resolve, authorize, run, and
 record it (telemetry ``skill_exec_attempt`` / ``skill_exec_result`` and an audit row for
 every attempt: actions ``script_run`` / ``script_refused``, ``toolset_mount`` /
-``toolset_call`` / ``toolset_refused``)."""
+``toolset_call`` / ``toolset_refused``). The ``script_run`` row is written before the run;
+when it ends, a ``script_exit`` row (detail: ``run``, the id of that row, ``exit_code``,
+``timed_out``, ``truncated``, ``duration_ms``, ``sandbox``) records how, since the log is
+append-only."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from typing import Any
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.execution.policy import AllowedBy, authorize, check_runnable, resolve_script
-from skilldeck.core.execution.runner import RunResult, check_args, run_skill_file
+from skilldeck.core.execution.runner import RunResult, check_args, check_paths, run_skill_file
 from skilldeck.core.execution.toolsets import (
     Toolset,
     ToolsetRequest,
@@ -130,13 +133,23 @@ def execute(
         ref, digest = request.ref, request.digest
         check_args(args)
         allowed_by = authorize(settings, request, store, session_id, actor)
+        check_paths(args, request.snapshot.folder)
     except SkilldeckError as exc:
         reason = str(exc.details.get("reason", exc.code.value))
         _record(writer, store, session_id, actor, "script_refused", ref, digest, reason)
         raise
-    _record(writer, store, session_id, actor, "script_run", ref, digest, allowed_by)
+    row = _record(writer, store, session_id, actor, "script_run", ref, digest, allowed_by)
     timeout = exec_timeout(settings)
-    result = run_skill_file(request.snapshot, request.script, args, timeout)
+    try:
+        result = run_skill_file(request.snapshot, request.script, args, timeout)
+    except SkilldeckError as exc:
+        reason = str(exc.details.get("reason", exc.code.value))
+        failed = {"run": row, "exit_code": None, "error": reason}
+        _record_exit(store, session_id, actor, ref, failed)
+        raise
+    ended = {"run": row, "exit_code": result.exit_code, "timed_out": result.timed_out}
+    ended |= {"truncated": result.truncated, "duration_ms": result.duration_ms}
+    _record_exit(store, session_id, actor, ref, {**ended, "sandbox": result.sandbox})
     writer.emit(
         "skill_exec_result",
         name=skill.name,
@@ -161,8 +174,8 @@ def _record(
     ref: str,
     digest: str | None,
     reason: str,
-) -> None:
-    """Telemetry ``skill_exec_attempt`` and one audit row for an attempt."""
+) -> int | None:
+    """Telemetry ``skill_exec_attempt`` and one audit row for an attempt; the row's id."""
     allowed = action in _ALLOWED_ACTIONS
     writer.emit(
         "skill_exec_attempt",
@@ -176,14 +189,28 @@ def _record(
         actor=actor,
     )
     if store is None:
-        return
+        return None
     detail = {"skill_digest": digest, "allowed": allowed, "reason": reason}
     try:
         session = session_id if session_id and store.find(session_id) else None
-        store.record(session, action, ref, detail, actor=actor)
+        return store.record(session, action, ref, detail, actor=actor)
     except SkilldeckError:
         if allowed:
             raise
+        return None
+
+
+def _record_exit(
+    store: SessionStore | None,
+    session_id: str | None,
+    actor: str,
+    ref: str,
+    detail: dict[str, Any],
+) -> None:
+    """The ``script_exit`` audit row of a run that was allowed (how it ended)."""
+    if store is not None:
+        session = session_id if session_id and store.find(session_id) else None
+        store.record(session, "script_exit", ref, detail, actor=actor)
 
 
 def mount_toolset(

@@ -3,17 +3,15 @@
 An approval or allowlist line pins the **digest of every file in the skill folder**, not one
 script: a script can import a sibling module, source a shell library, or be steered by a
 ``.pth`` file, and each of those is code the operator must have reviewed. The digest is the
-SHA-256 of the folder's *manifest*, one line per file in ``sha256sum`` form (the per-file
-digests install locks and the MCP skills extension use)::
-
-    9f86d08…  SKILL.md
-    2c26b46…  scripts/helper.py
-
-sorted by path, so ``sha256sum -c`` can check a folder against it. Every file is read under
-the confinement rule (:func:`~skilldeck.core.confined.read_confined`); ``.git`` is left out
-and symlinked folders are not entered. What runs is a private copy written from the very
-bytes that were hashed (:meth:`Snapshot.materialize`), so an edit racing the run cannot
-slip in code nobody reviewed.
+SHA-256 of the folder's *manifest* (:mod:`skilldeck.core.skillfolder`: one ``sha256sum``
+line per file, sorted by path, names that could forge a line escaped), the per-file digests
+install locks and the MCP skills extension use. The folder is walked by
+:func:`~skilldeck.core.skillfolder.walk` (one skip list; a name holding a control character
+is refused, reason ``unsafe_name``) and every file is read under the confinement rule
+(:func:`~skilldeck.core.confined.read_confined`). What runs is a private copy written from
+the very bytes that were hashed (:meth:`Snapshot.materialize`), so an edit racing the run
+cannot slip in code nobody reviewed; compiled files (bytecode, native libraries) are pinned
+by the digest but never copied, so a run uses only the source the reviewer could read.
 """
 
 from __future__ import annotations
@@ -24,8 +22,11 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from skilldeck.core import skillfolder
 from skilldeck.core.confined import read_confined
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.skillfolder import manifest_changes as manifest_changes
+from skilldeck.core.skillfolder import parse_manifest as parse_manifest
 
 FILE_CAP = 16 * 1024 * 1024
 """Largest single file of a skill that can run (bytes)."""
@@ -33,8 +34,6 @@ TOTAL_CAP = 64 * 1024 * 1024
 """Largest skill folder that can run, all files together (bytes)."""
 MAX_FILES = 5000
 """Most files a skill folder that can run may hold."""
-SKIPPED = frozenset({".git"})
-"""Folder entries that are neither pinned nor copied."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,13 +67,13 @@ class Snapshot:
 
     @property
     def manifest(self) -> str:
-        """The ``sha256sum``-style manifest: ``HEX  path`` per file, sorted by path."""
-        return "".join(f"{f.sha256}  {f.rel}\n" for f in self.files)
+        """The ``sha256sum``-style manifest (:func:`~skilldeck.core.skillfolder.manifest`)."""
+        return skillfolder.manifest((f.rel, f.sha256) for f in self.files)
 
     @property
     def digest(self) -> str:
         """Hex SHA-256 of :attr:`manifest`: the skill's content digest."""
-        return hashlib.sha256(self.manifest.encode("utf-8", "surrogateescape")).hexdigest()
+        return skillfolder.manifest_digest(self.manifest)
 
     def file(self, rel: str) -> SkillFile | None:
         """The file at ``rel`` (POSIX, relative), or None."""
@@ -83,29 +82,48 @@ class Snapshot:
                 return entry
         return None
 
+    @property
+    def compiled(self) -> list[str]:
+        """Files holding compiled code (:func:`~skilldeck.core.skillfolder.compiled`):
+        pinned by the digest, never copied into a run."""
+        return [f.rel for f in self.files if skillfolder.compiled(f.rel, f.data[:4])]
+
     def materialize(self, target: Path) -> None:
         """Write the files into ``target`` (an empty folder), read-only, from the hashed
-        bytes; folders are left readable and searchable by everyone (a sandbox may run the
+        bytes, leaving out :attr:`compiled` files (a run uses only source a reviewer could
+        read); folders are left readable and searchable by everyone (a sandbox may run the
         copy as another user)."""
+        skipped = set(self.compiled)
+        folders = {target}
         for entry in self.files:
+            if entry.rel in skipped:
+                continue
             path = target.joinpath(*entry.rel.split("/"))
             path.parent.mkdir(parents=True, exist_ok=True)
+            folders.update(path.parents[: len(path.relative_to(target).parts) - 1])
             path.write_bytes(entry.data)
             path.chmod(0o555 if entry.executable else 0o444)
-        for folder, _dirs, _files in os.walk(target):
-            Path(folder).chmod(0o555)
+        for folder in folders:
+            folder.chmod(0o555)
 
 
 def snapshot_skill(folder: Path) -> Snapshot:
     """Read and hash every file of the skill ``folder``.
 
     Raises:
-        SkilldeckError: PERMISSION_DENIED (reason ``confinement`` or ``too_large``) when a
-            file breaks the confinement rule, or the folder is larger than the caps.
+        SkilldeckError: PERMISSION_DENIED, reason ``unsafe_name`` when a path holds a
+            control character (:func:`~skilldeck.core.skillfolder.name_problem`),
+            ``confinement`` when a file breaks the confinement rule, ``too_large`` when the
+            folder is larger than the caps.
     """
+    listing = skillfolder.walk(folder, limit=MAX_FILES * 4)
+    listing.require_safe()
+    rels = [e.rel for e in listing.entries if e.kind != skillfolder.FOLDER_LINK]
+    if listing.truncated or len(rels) > MAX_FILES:
+        raise _too_large()
     files: list[SkillFile] = []
     total = 0
-    for rel in _walk(folder):
+    for rel in rels:
         try:
             read = read_confined(folder / rel, folder, cap=FILE_CAP, label=rel)
         except SkilldeckError as exc:
@@ -115,61 +133,21 @@ def snapshot_skill(folder: Path) -> Snapshot:
                 reason="confinement",
             ) from exc
         total += len(read.data)
-        if read.truncated or total > TOTAL_CAP or len(files) >= MAX_FILES:
-            raise SkilldeckError(
-                ErrorCode.PERMISSION_DENIED,
-                f"the skill folder is too large to run (at most {MAX_FILES} files, "
-                f"{FILE_CAP} bytes each and {TOTAL_CAP} bytes in all)",
-                reason="too_large",
-            )
+        if read.truncated or total > TOTAL_CAP:
+            raise _too_large()
         mode = os.stat(folder / rel).st_mode
         digest = hashlib.sha256(read.data).hexdigest()
         files.append(SkillFile(rel, digest, read.data, bool(mode & stat.S_IXUSR)))
     return Snapshot(folder, tuple(files))
 
 
-def _walk(folder: Path) -> list[str]:
-    """Every non-folder entry under ``folder``, POSIX-relative and sorted; symlinked
-    folders are not entered and :data:`SKIPPED` names are left out."""
-    found: list[str] = []
-    stack = [(str(folder), "")]
-    while stack:
-        current, prefix = stack.pop()
-        try:
-            entries = list(os.scandir(current))
-        except OSError as exc:
-            raise SkilldeckError(
-                ErrorCode.PERMISSION_DENIED,
-                f"cannot list {prefix or '.'} of the skill folder: {exc.strerror}",
-                reason="confinement",
-            ) from exc
-        for entry in entries:
-            if entry.name in SKIPPED:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                stack.append((entry.path, f"{prefix}{entry.name}/"))
-            elif not (entry.is_symlink() and os.path.isdir(entry.path)):
-                found.append(prefix + entry.name)
-    return sorted(found)
-
-
-def parse_manifest(text: str) -> dict[str, str]:
-    """``{path: sha256}`` from a manifest (lines that are not ``HEX  path`` are skipped)."""
-    files: dict[str, str] = {}
-    for line in text.splitlines():
-        digest, sep, rel = line.partition("  ")
-        if sep and len(digest) == 64 and rel:
-            files[rel] = digest.lower()
-    return files
-
-
-def manifest_changes(old: dict[str, str], new: dict[str, str]) -> list[tuple[str, str]]:
-    """What changed from manifest ``old`` to ``new``: ``(change, path)`` pairs, change one
-    of ``added``, ``removed``, ``changed``, sorted by path."""
-    changes = [("removed", rel) for rel in old if rel not in new]
-    changes += [("added", rel) for rel in new if rel not in old]
-    changes += [("changed", rel) for rel in new if rel in old and old[rel] != new[rel]]
-    return sorted(changes, key=lambda change: change[1])
+def _too_large() -> SkilldeckError:
+    return SkilldeckError(
+        ErrorCode.PERMISSION_DENIED,
+        f"the skill folder is too large to run (at most {MAX_FILES} files, "
+        f"{FILE_CAP} bytes each and {TOTAL_CAP} bytes in all)",
+        reason="too_large",
+    )
 
 
 def manifests_dir() -> Path:

@@ -153,6 +153,8 @@ def load_module(path: str, label: str) -> types.ModuleType:
         raise ToolsetError("module_error", f"{label} line {exc.lineno}: {exc.msg}") from None
     except (OSError, ValueError) as exc:
         raise ToolsetError("module_error", f"cannot read {label}: {exc}") from None
+    except (RecursionError, MemoryError):
+        raise ToolsetError("module_error", f"{label} is nested too deeply to compile") from None
     module = types.ModuleType(MODULE_NAME)
     module.__file__ = os.path.join(os.getcwd(), label)
     sys.modules[MODULE_NAME] = module

@@ -37,13 +37,31 @@ def preview_tools(source: bytes, attr: str, label: str = "module") -> list[tuple
 
     Raises:
         SkilldeckError: EXECUTION_ERROR (reason ``module_error``) when the source does not
-            parse or ``attr`` is not found as a class or a list of functions.
+            parse (a syntax error, or nesting too deep for the parser: a 200,000-term
+            expression), or ``attr`` is not found as a class or a list of functions.
     """
     try:
         tree = ast.parse(source, filename=label)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         raise _module_error(f"{label} line {line}: {getattr(exc, 'msg', exc)}") from exc
+    except (RecursionError, MemoryError):
+        raise _too_deep(label) from None
+    try:
+        return _read_tools(tree, attr, label)
+    except (RecursionError, MemoryError):  # a deep string annotation or default
+        raise _too_deep(label) from None
+
+
+def _too_deep(label: str) -> SkilldeckError:
+    return _module_error(
+        f"{label} is nested too deeply to read (an expression with too many terms)",
+        problem="too_deep",
+    )
+
+
+def _read_tools(tree: ast.Module, attr: str, label: str) -> list[tuple[ToolsetTool, str]]:
+    """The tools of ``attr`` in the parsed module ``tree`` (see :func:`preview_tools`)."""
     functions = {
         node.name: node
         for node in tree.body

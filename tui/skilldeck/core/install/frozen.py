@@ -10,7 +10,7 @@ and reviews it; any drift stops it before anything is placed.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +28,7 @@ from skilldeck.core.install.lock import (
     tree_digests,
     tree_hash,
 )
+from skilldeck.core.install.reasons import ReasonCode
 from skilldeck.core.install.review import find_skill_folders, review_skill
 from skilldeck.core.install.skills_json import (
     JSON_LOCK_NAME,
@@ -51,34 +52,48 @@ class Drift:
         problem: One sentence for a person.
         files: The files that differ, as ``(path, change)`` with change ``modified``,
             ``added`` or ``missing`` (empty when the lock holds no per-file digests).
+        code: Why, when the skill could not be fetched: ``unsafe_source`` (a local source
+            refused before it was read) or ``fetch_problem``; None for a difference.
     """
 
     name: str
     problem: str
     files: list[tuple[str, str]] = field(default_factory=list)
+    code: ReasonCode | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "problem": self.problem,
             "files": [{"path": p, "change": c} for p, c in self.files],
         }
+        if self.code is not None:
+            out["code"] = self.code
+        return out
 
 
 def find_lock(to: str | None, lock_file: Path | None = None, cwd: Path | None = None) -> Lockfile:
-    """The lock to follow: ``lock_file`` when given (``.json`` or ``skills-lock.toml``);
-    else the project's ``skills-lock.toml``, then ``./skills-lock.json``, then the
-    ``skills-lock.toml`` of ``--to`` (:func:`~skilldeck.core.install.ops.target_root`).
+    """The lock to follow, of the skills folder ``to`` names when given
+    (:func:`~skilldeck.core.install.ops.target_root`).
+
+    ``lock_file`` when given (``.json`` or ``skills-lock.toml``); else the project's
+    ``skills-lock.toml``, then ``./skills-lock.json``, then the ``skills-lock.toml`` of
+    ``--to``; for ``--to FOLDER`` without its own ``skills-lock.toml``, the
+    ``skills-lock.json`` of the project holding FOLDER (``.claude/skills`` → ``.``) or of
+    this folder. A ``skills-lock.json`` describes the folder the ``skills`` installer put
+    its skills in (:func:`~skilldeck.core.install.skills_json.json_root`) unless ``to``
+    names one.
 
     Raises:
         SkilldeckError: NOT_FOUND when there is none; INVALID_PARAM when it is unreadable.
     """
     from skilldeck.core.install.ops import target_root
 
-    if lock_file is not None:
-        return _named_lock(lock_file)
     here = cwd or Path.cwd()
+    folder = target_root(to, here) if to not in (None, "project") else None
+    if lock_file is not None:
+        return _named_lock(lock_file, folder)
     beside = here / JSON_LOCK_NAME
     project = (here / ".agents" / LOCK_NAME).is_file()
     if to is None and not project and beside.is_file():
@@ -86,23 +101,29 @@ def find_lock(to: str | None, lock_file: Path | None = None, cwd: Path | None = 
     lock = read_lock(target_root(to, here))
     if lock.path.is_file():
         return lock
-    if to in (None, "project") and beside.is_file():
-        return read_json_lock(beside)
+    if to != "user":
+        owner = folder.parent.parent / JSON_LOCK_NAME if folder is not None else beside
+        for candidate in dict.fromkeys((owner, beside)):
+            if candidate.is_file():
+                return read_json_lock(candidate, folder)
     raise SkilldeckError(
         ErrorCode.NOT_FOUND, f"no lockfile: neither {lock.path} nor {beside} exists"
     )
 
 
-def _named_lock(lock_file: Path) -> Lockfile:
+def _named_lock(lock_file: Path, folder: Path | None) -> Lockfile:
+    """The lock in ``lock_file``, of ``folder`` when given (else the folder it describes)."""
     if lock_file.suffix == ".json":
-        return read_json_lock(lock_file)
+        return read_json_lock(lock_file, folder)
     if lock_file.name != LOCK_NAME:
         raise SkilldeckError(
             ErrorCode.INVALID_PARAM, f"{lock_file}: name a {LOCK_NAME} or a .json lock"
         )
     if not lock_file.is_file():
         raise SkilldeckError(ErrorCode.NOT_FOUND, f"{lock_file}: no such lockfile")
-    return read_lock(lock_file.parent / "skills")
+    lock = read_lock(lock_file.parent / "skills")
+    lock.root = folder or lock.root
+    return lock
 
 
 def verify(lock: Lockfile) -> list[Drift]:
@@ -169,14 +190,18 @@ def frozen_plan(
     force: bool = False,
     profile: str = "default",
     registry: ToolRegistry | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Iterator[FrozenPlan]:
     """Fetch and check every missing skill of ``lock``; the fetched copies live until exit.
-    ``force`` lets error findings through, never a refusal or a digest mismatch."""
+    ``force`` lets error findings through, never a refusal or a digest mismatch.
+    ``progress`` is told which skill is being checked."""
     plan = FrozenPlan(lock)
     with stage(cache_dir() / "staging", "frozen") as tmp:
         fetches: dict[tuple[str, str], Fetched | SkilldeckError] = {}
         indexes: dict[str, Index] = {}
-        for name in sorted(lock.entries):
+        for done, name in enumerate(sorted(lock.entries)):
+            if progress is not None:
+                progress(f"checking {name} ({done + 1} of {len(lock.entries)})")
             entry = lock.entries[name]
             target = lock.root / name
             if target.exists() or target.is_symlink():
@@ -191,7 +216,10 @@ def frozen_plan(
             else:
                 fetch = _fetch(entry, fetches, tmp)
             if isinstance(fetch, SkilldeckError):
-                plan.drift.append(Drift(name, f"cannot fetch {entry.source}: {fetch.message}"))
+                unsafe = fetch.details.get("reason") == "unsafe_source"
+                code: ReasonCode = "unsafe_source" if unsafe else "fetch_problem"
+                text = f"cannot fetch {entry.source}: {fetch.message}"
+                plan.drift.append(Drift(name, text, code=code))
                 continue
             _judge(plan, entry, fetch, force, profile, registry)
         yield plan

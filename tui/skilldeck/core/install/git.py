@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.install.local_copy import copy_local
 
 GIT_TIMEOUT = 300.0
 """Seconds a clone or fetch may take."""
@@ -127,9 +128,20 @@ def run_git(args: list[str], cwd: Path | None = None, timeout: float = GIT_TIMEO
     except OSError as exc:
         raise SkilldeckError(ErrorCode.EXECUTION_ERROR, f"cannot run git: {exc}") from exc
     if done.returncode != 0:
-        tail = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise SkilldeckError(ErrorCode.EXECUTION_ERROR, f"git {args[0]} failed: {tail}")
+        message = first_error_line(done.stderr)
+        raise SkilldeckError(ErrorCode.EXECUTION_ERROR, f"git {args[0]} failed: {message}")
     return done.stdout
+
+
+def first_error_line(stderr: str) -> str:
+    """The line of git's error output that says what went wrong: the first ``fatal:`` or
+    ``error:`` line (git's last line is often the tail of a wrapped sentence, such as
+    "and the repository exists."), else the first line."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith(("fatal:", "error:")):
+            return line
+    return lines[0] if lines else "no message"
 
 
 def check_argument(value: str, what: str) -> None:
@@ -148,9 +160,6 @@ def _local_repo(source: str) -> bool:
     return path.is_dir() and (path / ".git").exists()
 
 
-_NO_GIT = shutil.ignore_patterns(".git")
-
-
 def fetch_source(source: str, ref: str | None, dest: Path) -> Fetched:
     """Bring ``source`` at ``ref`` into ``dest`` (an empty folder) and say which commit.
 
@@ -158,24 +167,25 @@ def fetch_source(source: str, ref: str | None, dest: Path) -> Fetched:
     (a tag, branch or SHA; a tag wins over a branch of the same name, as in
     :func:`remote_commit`; default the remote HEAD) checked out detached. A local folder
     that is not a repository is copied into ``dest`` (no commit), so what is reviewed and
-    installed are the same bytes even if the folder changes meanwhile.
+    installed are the same bytes even if the folder changes meanwhile
+    (:func:`~skilldeck.core.install.local_copy.copy_local`: regular files and folders only,
+    bounded).
 
     Raises:
         SkilldeckError: NOT_FOUND for a missing local source, EXECUTION_ERROR when git fails,
-            INVALID_PARAM for a source or ref that git would read as an option.
+            INVALID_PARAM for a source or ref that git would read as an option,
+            PERMISSION_DENIED (reason ``unsafe_source``) for a local source that is no
+            folder of regular files within the caps.
     """
     check_argument(source, "source")
     if ref:
         check_argument(ref, "--ref")
     if not is_url(source) and not _local_repo(source):
-        path = Path(source).expanduser()
-        if not path.is_dir():
-            raise SkilldeckError(ErrorCode.NOT_FOUND, f"{source}: no such repository or folder")
-        if ref:
+        if ref and Path(source).expanduser().is_dir():
             raise SkilldeckError(
                 ErrorCode.INVALID_PARAM, f"{source} is not a git repository: --ref cannot apply"
             )
-        shutil.copytree(path, dest, symlinks=True, dirs_exist_ok=True, ignore=_NO_GIT)
+        copy_local(Path(source).expanduser(), dest)
         return Fetched(dest, None)
     where = source if is_url(source) else str(Path(source).expanduser().resolve())
     run_git(

@@ -28,7 +28,8 @@ fixed shape, atomically (a temporary file, then a rename)::
     resolvedIndex = "https://example.com/.well-known/agent-skills/index.json"
 
 ``files`` (optional; older lockfiles lack it) holds :func:`file_digest` of every installed
-file, so ``skilldeck verify`` can name the file that drifted.
+file, so ``skilldeck verify`` can name the file that drifted. Both walk the folder with
+:func:`~skilldeck.core.skillfolder.walk`, the walk approvals and reviews use.
 """
 
 from __future__ import annotations
@@ -43,13 +44,12 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from skilldeck.core import skillfolder
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.skillfolder import MARKER as MARKER
 
 LOCK_NAME = "skills-lock.toml"
 LOCK_VERSION = 1
-MARKER = ".skilldeck-sync"
-"""File :mod:`~skilldeck.core.install.sync` leaves in a copy it made (not hashed)."""
-_NOT_HASHED = frozenset({".git", MARKER})
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
@@ -273,22 +273,10 @@ def write_lock(lock: Lockfile) -> None:
 
 
 def tree_files(folder: Path) -> list[str]:
-    """Files (and symlinks) under ``folder``, POSIX paths relative to it, sorted; ``.git``
-    and the sync marker are left out; symlinked folders are not entered."""
-    found: list[str] = []
-    stack = [(folder, "")]
-    while stack:
-        current, prefix = stack.pop()
-        with os.scandir(current) as entries:
-            for entry in entries:
-                if entry.name in _NOT_HASHED:
-                    continue
-                rel = prefix + entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((Path(entry.path), rel + "/"))
-                else:
-                    found.append(rel)
-    return sorted(found)
+    """Files (and symlinks, FIFOs, devices) under ``folder``, POSIX paths relative to it,
+    sorted, as :func:`~skilldeck.core.skillfolder.walk` lists them (``.git`` and the sync
+    marker left out; symlinked folders named, not entered)."""
+    return [entry.rel for entry in skillfolder.walk(folder).entries]
 
 
 def _kind_and_data(path: Path) -> tuple[str, bytes]:
@@ -304,8 +292,10 @@ def _kind_and_data(path: Path) -> tuple[str, bytes]:
 
 
 def tree_hash(folder: Path) -> str:
-    """SHA-256 over every file of ``folder``: its relative path, whether it is executable,
-    and its bytes (a symlink: its target). Independent of timestamps and file order."""
+    """SHA-256 over every file of ``folder`` as :func:`tree_files` lists it: its relative
+    path, whether it is executable, and the SHA-256 of its bytes (a symlink: of its
+    target). Independent of timestamps and file order; unambiguous, as a path cannot hold
+    the NUL that ends it and each file adds a fixed-length digest."""
     digest = hashlib.sha256()
     for rel in tree_files(folder):
         kind, data = _kind_and_data(folder / rel)

@@ -10,7 +10,7 @@ nothing here prompts or prints.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +37,7 @@ from skilldeck.core.install.review import (
     finding_delta,
     review_skill,
 )
+from skilldeck.core.install.skills_json import folder_hash
 from skilldeck.core.install.staging import stage
 from skilldeck.core.install.wellknown import (
     Index,
@@ -119,11 +120,15 @@ def candidates(
     *,
     profile: str = "default",
     registry: ToolRegistry | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> list[Candidate]:
-    """Every skill in the fetched source, reviewed."""
+    """Every skill in the fetched source, reviewed (``progress`` is told how many so far)."""
     found: list[Candidate] = []
     seen: dict[str, str] = {}
-    for folder in find_skill_folders(fetch.path):
+    folders = find_skill_folders(fetch.path)
+    for done, folder in enumerate(folders):
+        if progress is not None:
+            progress(f"reviewing skills: {done} of {len(folders)}")
         review = review_skill(folder, profile=profile, registry=registry)
         rel = folder.relative_to(fetch.path).as_posix() or "."
         if review.name in seen:
@@ -184,11 +189,14 @@ def install(
 
 
 def state_of(lock: Lockfile, entry: LockEntry) -> LocalState:
-    """``missing``, ``modified`` or ``ok`` for an installed skill (no network)."""
+    """``missing``, ``modified`` or ``ok`` for an installed skill (no network), from
+    either lock format."""
     folder = lock.root / entry.name
     if not folder.is_dir() or folder.is_symlink():
         return "missing"
     try:
+        if entry.computed_hash:  # a skills-lock.json entry: the installer's own digest
+            return "ok" if folder_hash(folder) == entry.computed_hash else "modified"
         return "ok" if tree_hash(folder) == entry.sha256 else "modified"
     except OSError:
         return "modified"
@@ -310,6 +318,9 @@ def _detail(state: InstallState, lock: Lockfile, entry: LockEntry) -> str:
         return "installed files differ from the lockfile"
     if entry.indexed:
         return f"{_short(entry.digest)}" + (f" (version {entry.version})" if entry.version else "")
+    if entry.computed_hash:  # a skills-lock.json entry
+        at = entry.commit[:12] or entry.ref or "default branch"
+        return f"{at} (computedHash {entry.computed_hash[:12]})"
     return f"{entry.commit[:12] or 'local folder'}"
 
 
@@ -376,8 +387,10 @@ def prepared_updates(
     *,
     profile: str = "default",
     registry: ToolRegistry | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Iterator[list[UpdatePlan]]:
-    """Fetch each source once and plan the updates; the fetched copies live until exit."""
+    """Fetch each source once and plan the updates; the fetched copies live until exit.
+    ``progress`` is told which skill is being fetched and reviewed."""
     wanted = sorted(names or lock.entries)
     for name in wanted:
         if name not in lock.entries:
@@ -386,7 +399,9 @@ def prepared_updates(
         plans: list[UpdatePlan] = []
         cache: dict[tuple[str, str], Fetched] = {}
         indexes: dict[str, Index] = {}
-        for name in wanted:
+        for done, name in enumerate(wanted):
+            if progress is not None:
+                progress(f"fetching and reviewing {name} ({done + 1} of {len(wanted)})")
             entry = lock.entries[name]
             if entry.indexed:
                 where = Path(tmp) / f"index-{len(plans)}"

@@ -19,8 +19,11 @@ ReasonCode = Literal[
     "left_source",
     "name_mismatch",
     "fetch_problem",
+    "unsafe_source",
 ]
-"""``refused`` (nothing overrides it: caps, escaping links, bad names), ``error_findings``
+"""``refused`` (nothing overrides it: caps, escaping links, bad names), ``unsafe_source``
+(nothing overrides it: a local source holding a device, FIFO or socket, or over a cap),
+``error_findings``
 and ``local_edits`` and ``unlocked_folder`` (overridable by forcing), ``other_source``
 (overridable by switching sources), and facts of the source: ``renamed``, ``left_source``,
 ``name_mismatch``, ``fetch_problem``."""

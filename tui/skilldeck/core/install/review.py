@@ -3,23 +3,28 @@
 :func:`review_skill` judges one skill folder with the checks Skilldeck already has
 (validation, lint with the SL3xx security rules, tool availability) plus what only an
 install needs: size caps, symlinks leaving the skill, special files, a spec-conformant name,
-and the SL301/SL302 security rules run over every text file (scripts and resources too,
-not just the body). :func:`diff_trees` and :func:`finding_delta` say what an update changes.
+file names that cannot be pinned (SI104: control characters, shown escaped), compiled code
+nobody can read (SI103), and the SL301/SL302 security rules run over every text file
+(scripts and resources too, not just the body). The folder is walked by
+:func:`~skilldeck.core.skillfolder.walk`, the walk every other reader uses.
+:func:`diff_trees` and :func:`finding_delta` say what an update changes.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-import stat
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skilldeck.core import skillfolder
 from skilldeck.core.discovery.frontmatter import parse_skill_file
+from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.install.lock import tree_files
 from skilldeck.core.lint import INVISIBLE, PIPE_SHELL, lint_skill
+from skilldeck.core.skillfolder import FILE, OTHER, compiled, name_problem, shown
 from skilldeck.core.validate import name_problems, validate_skill
 
 if TYPE_CHECKING:
@@ -35,6 +40,8 @@ MAX_DIFF_LINES = 400
 """Diff lines kept per file (the rest is summarised)."""
 SCAN_DEPTH = 6
 _SKIP = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
+"""Folders :func:`find_skill_folders` does not search for skills (a skill's own files are
+walked by :func:`~skilldeck.core.skillfolder.walk`)."""
 _SCRIPT_EXT = frozenset({".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".ts", ".rb", ".pl", ".ps1"})
 
 
@@ -141,21 +148,26 @@ def review_skill(
     review = SkillReview(name, folder)
     for code, message in name_problems(name):
         review.refused.append(f"name {name!r}: {message} ({code})")
-    review.refused += _file_problems(folder)
+    try:
+        listing = skillfolder.walk(folder, limit=MAX_FILES * 4)
+    except SkilldeckError as exc:
+        listing = skillfolder.Listing()
+        review.refused.append(exc.message)
+    review.refused += _file_problems(folder, listing)
     base = str(skill.base_dir)
     for diag in validate_skill(skill, profile) + lint_skill(skill):
-        if diag.code == "SV106":
-            continue  # it installs under its name, so the folder will match
+        if diag.code in ("SV106", "SL305", "SL306", "SV601"):
+            continue  # it installs under its name; SI103 and SI104 say the rest here
         rel = _rel(diag.path, base)
         review.findings.append(
             Finding(diag.code, diag.severity.value, diag.message, rel, diag.line)
         )
-    files = [] if review.refused else tree_files(folder)
+    files = [] if review.refused else [e.rel for e in listing.entries]
     review.scripts = [rel for rel in files if _is_script(folder / rel)]
     for rel in files:
         if rel != "SKILL.md":
             review.findings += _scan_text(folder / rel, rel)
-        review.findings += _grant_findings(rel)
+        review.findings += _grant_findings(rel) + _compiled_findings(folder / rel, rel)
     if registry is not None:
         from skilldeck.core.tools import check_skill_tools
 
@@ -176,38 +188,38 @@ def _rel(path: Path | None, base: str) -> str:
     return "" if rel == "." else Path(rel).as_posix()
 
 
-def _file_problems(folder: Path) -> list[str]:
-    """Size caps, escaping symlinks and special files: what no ``--force`` installs."""
-    problems: list[str] = []
+def _file_problems(folder: Path, listing: skillfolder.Listing) -> list[str]:
+    """Unsafe names, size caps, escaping symlinks and special files: what no ``--force``
+    installs. Paths are shown escaped (a name may hold a newline or an escape sequence)."""
+    problems = [
+        f"{shown(rel)}: the file name {name_problem(rel)} (SI104: names must survive a "
+        "line-based record; rename it)"
+        for rel in listing.unsafe
+    ]
     real = folder.resolve()
     total = count = 0
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = [d for d in dirnames if d != ".git"]
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            rel = path.relative_to(folder).as_posix()
-            info = path.lstat()
-            if stat.S_ISLNK(info.st_mode):
-                try:
-                    target = path.resolve()
-                except (OSError, RuntimeError):
-                    problems.append(f"{rel}: symlink that cannot be resolved (a loop?)")
-                    continue
-                if not target.is_relative_to(real):
-                    problems.append(f"{rel}: symlink leaves the skill folder (to {target})")
-            elif stat.S_ISDIR(info.st_mode):
+    for entry in listing.entries:
+        path, rel = folder / entry.rel, shown(entry.rel)
+        if entry.kind == OTHER:
+            problems.append(f"{rel}: not a regular file")
+        elif entry.kind != FILE:
+            try:
+                target = path.resolve()
+            except (OSError, RuntimeError):
+                problems.append(f"{rel}: symlink that cannot be resolved (a loop?)")
                 continue
-            elif not stat.S_ISREG(info.st_mode):
-                problems.append(f"{rel}: not a regular file")
-            else:
-                count += 1
-                total += info.st_size
-                if info.st_size > MAX_FILE_BYTES:
-                    problems.append(
-                        f"{rel}: {info.st_size} bytes, over the {MAX_FILE_BYTES}-byte file cap"
-                    )
-    if count > MAX_FILES:
-        problems.append(f"{count} files, over the {MAX_FILES}-file cap")
+            if not target.is_relative_to(real):
+                problems.append(f"{rel}: symlink leaves the skill folder (to {shown(str(target))})")
+        else:
+            size = path.lstat().st_size
+            count += 1
+            total += size
+            if size > MAX_FILE_BYTES:
+                problems.append(f"{rel}: {size} bytes, over the {MAX_FILE_BYTES}-byte file cap")
+    if count > MAX_FILES or listing.truncated:
+        problems.append(
+            f"{count}{'+' if listing.truncated else ''} files, over the {MAX_FILES}-file cap"
+        )
     if total > MAX_SKILL_BYTES:
         problems.append(f"{total} bytes in all, over the {MAX_SKILL_BYTES}-byte cap")
     return problems
@@ -225,6 +237,20 @@ def _grant_findings(rel: str) -> list[Finding]:
         why = "an allowlist inside a skill allows nothing (only SKILLDECK_HOME/ALLOWLIST.txt does)"
         return [Finding("SI102", "warning", why, rel)]
     return []
+
+
+def _compiled_findings(path: Path, rel: str) -> list[Finding]:
+    """SI103 for a file holding compiled code (by its name or its first bytes): nobody can
+    review it, and it is never copied into a run's private copy."""
+    head = b""
+    if not path.is_symlink() and path.is_file():
+        with path.open("rb") as handle:
+            head = handle.read(4)
+    what = compiled(rel, head)
+    if what is None:
+        return []
+    why = f"compiled code ({what}): nobody can review it; runs never use it"
+    return [Finding("SI103", "error", why, rel)]
 
 
 def _is_script(path: Path) -> bool:
@@ -268,7 +294,7 @@ class FileChange:
     """One file that differs between two versions of a skill.
 
     Attributes:
-        path: Relative POSIX path.
+        path: Relative POSIX path (escaped as :func:`~skilldeck.core.skillfolder.shown`).
         status: ``added``, ``removed`` or ``modified``.
         diff: Unified diff text ('' for binary files, which are only named).
     """
@@ -296,8 +322,8 @@ def diff_trees(old: Path | None, new: Path | None) -> list[FileChange]:
         if a is not None and b is not None and a[1] == b[1]:
             diff = f"mode changed: {'now' if b[0] else 'no longer'} executable\n"
         else:
-            diff = _unified(rel, a[1] if a else None, b[1] if b else None)
-        changes.append(FileChange(rel, status, diff))
+            diff = _unified(shown(rel), a[1] if a else None, b[1] if b else None)
+        changes.append(FileChange(shown(rel), status, diff))
     return changes
 
 

@@ -1,7 +1,9 @@
 """``skills-lock.json``: the project lock of the ``skills`` installer (vercel-labs/skills).
 
-That installer writes it at the project root for the skills it placed in
-``.agents/skills``; it is read here, never written::
+That installer writes it at the project root for the skills it placed in the project:
+``.agents/skills`` for most agents, the agent's own folder for the others (``--agent
+claude-code`` places them in ``.claude/skills``: :data:`INSTALLER_FOLDERS`). It is read
+here, never written::
 
     {
       "version": 1,
@@ -31,6 +33,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from skilldeck.core import skillfolder
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.install.git import GITHUB, is_sha, is_url
 from skilldeck.core.install.lock import LockEntry, Lockfile, inside
@@ -40,26 +43,121 @@ JSON_LOCK_VERSION = 1
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _OWNER_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _HOSTS = {"github": GITHUB, "gitlab": "https://gitlab.com"}
-_NOT_HASHED = frozenset({".git", "node_modules"})
+_NOT_HASHED = frozenset({"node_modules"})
 _INSTALLER_SKIPS = frozenset({"README.md", "metadata.json", ".git"})
 
 
-def json_root(path: Path) -> Path:
-    """The skills folder a ``skills-lock.json`` describes (``.agents/skills`` beside it)."""
-    return path.parent / ".agents" / "skills"
+CANONICAL_FOLDER = ".agents/skills"
+"""Where the ``skills`` installer copies every project skill (then links it, or copies it
+with ``--copy``, into an agent's own folder) and where most agents read them."""
+INSTALLER_FOLDERS = {
+    "adal": ".adal/skills",
+    "aider-desk": ".aider-desk/skills",
+    "antigravity (earlier)": ".agent/skills",
+    "astrbot": "data/skills",
+    "augment": ".augment/skills",
+    "autohand-code": ".autohand/skills",
+    "bob": ".bob/skills",
+    "claude-code": ".claude/skills",
+    "cline (earlier)": ".cline/skills",
+    "codearts-agent": ".codeartsdoer/skills",
+    "codebuddy": ".codebuddy/skills",
+    "codemaker": ".codemaker/skills",
+    "codestudio": ".codestudio/skills",
+    "codewhale": ".codewhale/skills",
+    "codex (earlier)": ".codex/skills",
+    "command-code": ".commandcode/skills",
+    "continue": ".continue/skills",
+    "cortex": ".cortex/skills",
+    "crush": ".crush/skills",
+    "cursor (earlier)": ".cursor/skills",
+    "devin": ".devin/skills",
+    "droid (earlier)": ".factory/skills",
+    "eve": "agent/skills",
+    "forgecode": ".forge/skills",
+    "fx": ".fx/skills",
+    "gemini-cli (earlier)": ".gemini/skills",
+    "github-copilot (earlier)": ".github/skills",
+    "goose": ".goose/skills",
+    "grok": ".grok/skills",
+    "hermes-agent": ".hermes/skills",
+    "iflow-cli": ".iflow/skills",
+    "inference-sh": ".inferencesh/skills",
+    "jazz": ".jazz/skills",
+    "junie": ".junie/skills",
+    "kilo (earlier)": ".kilocode/skills",
+    "kimchi": ".kimchi/skills",
+    "kiro-cli": ".kiro/skills",
+    "kode": ".kode/skills",
+    "lingma": ".lingma/skills",
+    "mcpjam": ".mcpjam/skills",
+    "minimax-code": ".minimax/skills",
+    "mistral-vibe": ".vibe/skills",
+    "moxby": ".moxby/skills",
+    "mux": ".mux/skills",
+    "neovate": ".neovate/skills",
+    "ona": ".ona/skills",
+    "opencode (earlier)": ".opencode/skills",
+    "openclaw": "skills",
+    "openhands": ".openhands/skills",
+    "pi": ".pi/skills",
+    "pochi": ".pochi/skills",
+    "posit-assistant": ".posit/assistant/skills",
+    "qoder": ".qoder/skills",
+    "qwen-code": ".qwen/skills",
+    "reasonix": ".reasonix/skills",
+    "roo": ".roo/skills",
+    "rovodev": ".rovodev/skills",
+    "tabnine-cli": ".tabnine/agent/skills",
+    "terramind": ".terramind/skills",
+    "tinycloud": ".tinycloud/skills",
+    "trae": ".trae/skills",
+    "windsurf": ".windsurf/skills",
+    "zcode": ".zcode/skills",
+    "zencoder": ".zencoder/skills",
+}
+"""The project folder the ``skills`` installer places a skill in for each agent that does
+not read :data:`CANONICAL_FOLDER` (its ``agents.ts`` table; "earlier": a folder older
+versions used before that agent moved to ``.agents/skills``)."""
+
+
+def installer_folders(project: Path) -> list[Path]:
+    """Every folder of ``project`` the ``skills`` installer may have placed skills in:
+    :data:`CANONICAL_FOLDER` first, then each agent's own (:data:`INSTALLER_FOLDERS`)."""
+    rels = dict.fromkeys([CANONICAL_FOLDER, *sorted(set(INSTALLER_FOLDERS.values()))])
+    return [project / rel for rel in rels]
+
+
+def json_root(path: Path, names: list[str] | tuple[str, ...] = ()) -> Path:
+    """The skills folder a ``skills-lock.json`` describes: of :func:`installer_folders`
+    beside it, the one holding the most of ``names`` as skill folders (a link does not
+    count: the installer links agents' folders to the canonical copy), the canonical
+    ``.agents/skills`` when none holds any."""
+    best, most = path.parent / CANONICAL_FOLDER, 0
+    for folder in installer_folders(path.parent):
+        if not folder.is_dir():
+            continue
+        held = sum(
+            (folder / name / "SKILL.md").is_file() and not (folder / name).is_symlink()
+            for name in names
+        )
+        if held > most:
+            best, most = folder, held
+    return best
 
 
 def read_json_lock(path: Path, root: Path | None = None) -> Lockfile:
-    """Read ``path`` (a ``skills-lock.json``) as a read-only :class:`Lockfile`.
+    """Read ``path`` (a ``skills-lock.json``) as a read-only :class:`Lockfile` of ``root``
+    (default: :func:`json_root`, where the installer put its skills).
 
     Raises:
         SkilldeckError: NOT_FOUND when absent; INVALID_PARAM (reason ``bad_lock_entry`` for
             one bad entry) when it is not such a lock.
     """
     data = _load(path)
-    lock = Lockfile(path, root or json_root(path))
-    for name, row in data["skills"].items():
-        lock.entries[name] = _entry(path, name, row)
+    entries = {name: _entry(path, name, row) for name, row in data["skills"].items()}
+    lock = Lockfile(path, root or json_root(path, tuple(entries)))
+    lock.entries.update(entries)
     return lock
 
 
@@ -155,22 +253,20 @@ def installer_skips(name: str) -> bool:
 
 def folder_hash(folder: Path, *, as_installed: bool = False) -> str:
     """The ``skills`` installer's ``computedHash``: SHA-256 over every regular file below
-    ``folder`` (``.git`` and ``node_modules`` skipped, symlinks not followed nor counted),
+    ``folder`` as :func:`~skilldeck.core.skillfolder.walk` lists it (``node_modules``
+    skipped too; symlinks not followed nor counted),
     in JavaScript ``localeCompare`` order of their POSIX paths, each as path then bytes.
     ``as_installed``: of the copy that installer would make (:func:`installer_skips`)."""
-    files: list[str] = []
-    stack = [(folder, "")]
-    while stack:
-        current, prefix = stack.pop()
-        with os.scandir(current) as entries:
-            for entry in entries:
-                if as_installed and installer_skips(entry.name):
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in _NOT_HASHED:
-                        stack.append((Path(entry.path), prefix + entry.name + "/"))
-                elif entry.is_file(follow_symlinks=False):
-                    files.append(prefix + entry.name)
+
+    def kept(rel: str) -> bool:
+        name = rel.rsplit("/", 1)[-1]
+        return not (as_installed and installer_skips(name))
+
+    def enter(rel: str, _depth: int) -> bool:
+        return kept(rel) and rel.rsplit("/", 1)[-1] not in _NOT_HASHED
+
+    listing = skillfolder.walk(folder, enter=enter)
+    files = [e.rel for e in listing.entries if e.kind == skillfolder.FILE and kept(e.rel)]
     digest = hashlib.sha256()
     for rel in sorted(files, key=locale_key):
         digest.update(rel.encode("utf-8", "surrogateescape"))

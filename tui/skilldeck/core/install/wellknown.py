@@ -6,6 +6,12 @@ field is skipped with a warning). :func:`stage_entry` fetches one entry's artifa
 verifies its ``sha256`` digest before anything else looks at it, and lays it out as
 ``<dest>/SKILL.md…`` (a ``skill-md`` file, or an archive unpacked by
 :mod:`~skilldeck.core.install.archive`). Every fetch goes through :func:`skilldeck.core.web.get`.
+
+An index served from a public address may not lead this client to this machine or a
+private network: an entry whose host is spelled as such is skipped with a warning, and its
+artifact is fetched with ``public_only`` (the address the name resolves to is checked, and
+connected to); a redirect from a public address to an internal one is refused too. An index
+the user serves on this machine (a local ``http.server``, tests) may point there.
 """
 
 from __future__ import annotations
@@ -14,14 +20,13 @@ import hashlib
 import json
 import re
 import urllib.parse
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.install.archive import FILE_CAP, TOTAL_CAP, archive_kind, unpack
-from skilldeck.core.web import is_loopback
+from skilldeck.core.web import names_internal
 
 SCHEMA = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
 """The only index schema this client reads."""
@@ -59,6 +64,8 @@ class IndexEntry:
         type: ``skill-md`` or ``archive``.
         url: The artifact's URL, resolved against the index URL (RFC 3986).
         digest: ``sha256:<64 lowercase hex>`` of the artifact's bytes.
+        local_index: Its index was served from this machine or a private network: then
+            its artifact may be too (else every internal address is refused).
     """
 
     name: str
@@ -66,6 +73,7 @@ class IndexEntry:
     type: str
     url: str
     digest: str
+    local_index: bool = False
 
     def to_dict(self) -> dict[str, str]:
         """JSON-ready form."""
@@ -87,12 +95,15 @@ class Index:
         resolved: The URL that answered (after redirects): the base of every entry URL.
         entries: Usable entries by name, in index order.
         warnings: Entries skipped, and why.
+        internal: It was served from this machine or a private network
+            (:attr:`skilldeck.core.web.Answer.internal`).
     """
 
     url: str
     resolved: str
     entries: dict[str, IndexEntry] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    internal: bool = False
 
 
 def _bad(url: str, message: str, reason: str = "bad_index") -> SkilldeckError:
@@ -109,7 +120,7 @@ def read_index(url: str) -> Index:
     """
     from skilldeck.core.web import get
 
-    answer = get(url, cap=INDEX_CAP, allowed=_stays_remote(url))
+    answer = get(url, cap=INDEX_CAP)
     try:
         data = json.loads(answer.data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -128,7 +139,7 @@ def read_index(url: str) -> Index:
     skills = data.get("skills")
     if not isinstance(skills, list):
         raise _bad(url, "the index has no skills list")
-    index = Index(url, answer.url)
+    index = Index(url, answer.url, internal=answer.internal)
     for position, row in enumerate(skills):
         entry = _entry(index, row, position)
         if entry is not None:
@@ -166,23 +177,11 @@ def _entry(index: Index, row: Any, position: int) -> IndexEntry | None:
         index.warnings.append(f"{label}: skipped: {name} is listed twice")
         return None
     url = urllib.parse.urljoin(index.resolved, str(fields["url"]))
-    if not _stays_remote(index.resolved)(url):
+    if not index.internal and names_internal(urllib.parse.urlsplit(url).hostname or ""):
         index.warnings.append(f"{label}: skipped: a remote index may not point at this machine")
         return None
-    return IndexEntry(name, str(fields["description"]), kind, url, str(fields["digest"]))
-
-
-def _local(url: str) -> bool:
-    """True when ``url`` names this machine (a loopback address or ``localhost``)."""
-    return is_loopback(urllib.parse.urlsplit(url).hostname or "")
-
-
-def _stays_remote(base: str) -> Callable[[str], bool]:
-    """Which URLs a document from ``base`` may lead to: anywhere when ``base`` is on this
-    machine, else nowhere on this machine (a remote index must not make this client call
-    local services, by an entry URL or a redirect)."""
-    local_ok = _local(base)
-    return lambda url: local_ok or not _local(url)
+    digest = str(fields["digest"])
+    return IndexEntry(name, str(fields["description"]), kind, url, digest, index.internal)
 
 
 def digest_of(data: bytes) -> str:
@@ -198,13 +197,15 @@ def stage_entry(entry: IndexEntry, dest: Path, digest: str | None = None) -> Non
         SkilldeckError: INVALID_PARAM (reason ``digest_mismatch``) when the bytes do not
             match: nothing is unpacked or written; (reason ``unsafe_archive``) for an
             archive :func:`~skilldeck.core.install.archive.unpack` refuses; as
-            :func:`skilldeck.core.web.get` when it cannot be fetched.
+            :func:`skilldeck.core.web.get` when it cannot be fetched (reason
+            ``internal_address`` for an entry of a public index that leads to this
+            machine or a private network).
     """
     from skilldeck.core.web import get
 
     want = digest or entry.digest
     cap = FILE_CAP if entry.type == "skill-md" else TOTAL_CAP
-    answer = get(entry.url, cap=cap, allowed=_stays_remote(entry.url))
+    answer = get(entry.url, cap=cap, public_only=not entry.local_index)
     got = digest_of(answer.data)
     if got != want:
         raise SkilldeckError(

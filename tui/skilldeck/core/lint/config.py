@@ -24,6 +24,9 @@ from skilldeck.core.lint.rules import LISTING_FRONT_CHARS, LISTING_MAX_CHARS, RU
 from skilldeck.core.model import Diagnostic, Severity
 
 CONFIG_FILE = ".skilldeck.toml"
+OPT_IN = frozenset({"SL013"})
+"""Rules that run only when selected by their own code (``--select SL013``): suggestions
+most skills would get, kept out of the default run and of prefix selections."""
 
 
 @dataclass(slots=True)
@@ -72,12 +75,14 @@ class LintConfig:
 
     def _decide(self, code: str) -> bool:
         select = ["ALL"] if self.select is None else self.select
+        if code in OPT_IN:  # only when selected by its own code
+            select = [p for p in select if p.strip().upper() == code]
         best_select = max((_match_len(p, code) for p in select), default=-1)
         best_ignore = max((_match_len(p, code) for p in self.ignore), default=-1)
         return best_select >= 0 and best_select > best_ignore
 
     def enabled_codes(self) -> list[str]:
-        """Codes of every enabled rule, in order."""
+        """Codes of every enabled rule, in order (:data:`OPT_IN` ones only when named)."""
         return [c for c in RULES if self.enabled(c)]
 
 

@@ -8,6 +8,7 @@
   folder, on demand.
 
 :mod:`.remote` reads instructions that replace the body (``instructions: {file|url}``);
+:mod:`.answer` shapes a load's answer for every face and :mod:`.failures` its error codes;
 :mod:`.suggestions` names the nearest skills or files when one does not exist, and
 :mod:`.recording` wraps tiers 2 and 3 with their telemetry events.
 """
@@ -17,6 +18,13 @@ from typing import TYPE_CHECKING
 from skilldeck.core.lazy import facade
 
 if TYPE_CHECKING:
+    from skilldeck.core.loader.answer import (
+        content_notes,
+        load_answer,
+        load_notes,
+        tool_availability,
+    )
+    from skilldeck.core.loader.failures import load_failure
     from skilldeck.core.loader.instructions import LoadResult, arguments_from_parameters, load_skill
     from skilldeck.core.loader.listing import DESCRIPTION_FLOOR, Listing, render_listing
     from skilldeck.core.loader.manifest import (
@@ -31,7 +39,7 @@ if TYPE_CHECKING:
         split_uri,
     )
     from skilldeck.core.loader.recording import load_and_record, read_and_record, record_load
-    from skilldeck.core.loader.resources import read_resource
+    from skilldeck.core.loader.resources import Resource, read_resource
     from skilldeck.core.loader.suggestions import suggest_names, unknown_skill
 
 __all__ = [
@@ -39,12 +47,17 @@ __all__ = [
     "Child",
     "Listing",
     "LoadResult",
+    "Resource",
     "SkillEntry",
     "arguments_from_parameters",
     "build_entry",
     "children",
+    "content_notes",
     "exact_text",
     "load_and_record",
+    "load_answer",
+    "load_failure",
+    "load_notes",
     "load_skill",
     "mime_of",
     "prefix_children",
@@ -55,10 +68,16 @@ __all__ = [
     "skill_paths",
     "split_uri",
     "suggest_names",
+    "tool_availability",
     "unknown_skill",
 ]
 
 _NAMES = {
+    "content_notes": "answer",
+    "load_answer": "answer",
+    "load_notes": "answer",
+    "load_failure": "failures",
+    "tool_availability": "answer",
     "LoadResult": "instructions",
     "arguments_from_parameters": "instructions",
     "load_skill": "instructions",
@@ -77,6 +96,7 @@ _NAMES = {
     "load_and_record": "recording",
     "read_and_record": "recording",
     "record_load": "recording",
+    "Resource": "resources",
     "read_resource": "resources",
     "suggest_names": "suggestions",
     "unknown_skill": "suggestions",

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skilldeck.core.discovery.frontmatter import read_body
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.loader.failures import load_failure, read_skill_body
 from skilldeck.core.loader.remote import (
     Instructions,
     fetch_url_instructions,
@@ -183,8 +183,10 @@ def load_skill(
         The loaded text and facts about it.
 
     Raises:
-        SkilldeckError: PERMISSION_DENIED for a disabled skill; NOT_FOUND or
-            PERMISSION_DENIED when the file cannot be read; the errors of
+        SkilldeckError: PERMISSION_DENIED for a disabled skill; INTERNAL_ERROR
+            (``reason: parse_failed``) for a SKILL.md that did not parse; NOT_FOUND,
+            PERMISSION_DENIED (the system refuses the read) or INTERNAL_ERROR (any other
+            I/O error) when the file cannot be read (:mod:`.failures`); the errors of
             :func:`~.remote.fetch_url_instructions` and
             :func:`~.remote.read_file_instructions`.
     """
@@ -194,6 +196,9 @@ def load_skill(
             f"skill {skill.name!r} is disabled by the governance registry",
             name=skill.name,
         )
+    failure = load_failure(skill)
+    if failure is not None:
+        raise failure
     warnings = _skill_warnings(skill)
     source = _instructions(skill, settings, store)
     if source.notice:
@@ -248,7 +253,7 @@ def _instructions(
 ) -> Instructions:
     """The body, or the file or URL the ``instructions`` field names."""
     if skill.instructions is None:
-        return Instructions(read_body(skill), "body")
+        return Instructions(read_skill_body(skill), "body")
     from skilldeck.core.config import load_settings
 
     settings = settings or load_settings()

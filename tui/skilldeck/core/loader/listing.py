@@ -3,6 +3,9 @@
 :func:`render_listing` gives the names, descriptions and locations of the skills a model
 may use, for its system prompt, within a character budget.
 
+Each entry gives the skill's ``metadata.version`` and ``metadata.tags`` when it has them
+(inside the budget: they are counted like the name and location).
+
 Budget rule (deterministic):
 
 1. Render every visible skill, sorted by name, with its full description.
@@ -19,12 +22,12 @@ Budget rule (deterministic):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.model import Skill, brief_of
+from skilldeck.core.model import Skill, brief_of, name_order
 
 DEFAULT_BUDGET = 12000
 DESCRIPTION_FLOOR = 60
@@ -46,6 +49,7 @@ class Listing:
         shortened: Names whose description was shortened, sorted.
         budget: The character budget that applied.
         fmt: ``xml`` or ``markdown``.
+        entries: Each included skill's :func:`facts` (name, version, tags), in order.
     """
 
     text: str
@@ -54,6 +58,7 @@ class Listing:
     shortened: list[str]
     budget: int
     fmt: str = "xml"
+    entries: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def chars(self) -> int:
@@ -70,6 +75,7 @@ class Listing:
             "included": list(self.included),
             "omitted": list(self.omitted),
             "shortened": list(self.shortened),
+            "skills": [dict(e) for e in self.entries],
         }
 
 
@@ -108,14 +114,29 @@ class _Entry:
         return _cut(self.brief, cap)
 
 
+TAGS_SHOWN = 8
+"""Most tags a listing entry shows (the rest are left out, never the skill)."""
+
+
+def facts(skill: Skill) -> dict[str, Any]:
+    """A listed skill's name, ``metadata.version`` and ``metadata.tags`` (at most
+    :data:`TAGS_SHOWN`), JSON-ready: what ``list_skills`` gives per entry."""
+    return {"name": skill.name, "version": skill.version, "tags": list(skill.tags[:TAGS_SHOWN])}
+
+
 def _render_entry(skill: Skill, description: str, fmt: str) -> str:
+    tags = ", ".join(_one_line(t) for t in skill.tags[:TAGS_SHOWN])
+    version = _one_line(skill.version or "")
     if fmt == "xml":
+        extra = f"<version>\n{_xml(version)}\n</version>\n" if version else ""
+        extra += f"<tags>\n{_xml(tags)}\n</tags>\n" if tags else ""
         return (
             f"<skill>\n<name>\n{_xml(skill.name)}\n</name>\n"
             f"<description>\n{_xml(description)}\n</description>\n"
-            f"<location>\n{_xml(str(skill.path))}\n</location>\n</skill>\n"
+            f"<location>\n{_xml(str(skill.path))}\n</location>\n{extra}</skill>\n"
         )
-    return f"- **{skill.name}**: {description} (`{skill.path}`)\n"
+    about = "; ".join(p for p in (f"v{version}" if version else "", tags and f"tags: {tags}") if p)
+    return f"- **{skill.name}**{f' ({about})' if about else ''}: {description} (`{skill.path}`)\n"
 
 
 def _omission_note(omitted: list[str], name_chars: int) -> str:
@@ -124,7 +145,7 @@ def _omission_note(omitted: list[str], name_chars: int) -> str:
         return ""
     names: list[str] = []
     used = 0
-    for name in sorted(omitted):
+    for name in sorted(omitted, key=str.lower):
         cost = len(name) + 2
         if used + cost > name_chars:
             break
@@ -168,7 +189,7 @@ def render_listing(
         raise SkilldeckError(ErrorCode.INVALID_PARAM, "the listing budget must be 0 or more")
     visible = [s for s in skills if s.visible_to_models]
     if not ranked:
-        visible.sort(key=lambda s: (s.name, str(s.path)))
+        visible.sort(key=lambda s: (*name_order(s), str(s.path)))
     entries = [
         _Entry(s, _one_line(s.description), brief_of(s.description, limit=10**9)) for s in visible
     ]
@@ -178,10 +199,11 @@ def render_listing(
     return Listing(
         text=text,
         included=[e.skill.name for e in kept],
-        omitted=sorted(omitted),
-        shortened=sorted(shortened),
+        omitted=sorted(omitted, key=str.lower),
+        shortened=sorted(shortened, key=str.lower),
         budget=budget,
         fmt=fmt,
+        entries=[facts(e.skill) for e in kept],
     )
 
 
@@ -279,7 +301,7 @@ def _omit(
 ) -> tuple[list[_Entry], list[str]]:
     """Leave out the fewest skills (lowest priority, then last by name first; the last
     given first when ``ranked``) so ``fits``."""
-    order = sorted(entries, key=lambda e: e.skill.name, reverse=True)
+    order = sorted(entries, key=lambda e: name_order(e.skill), reverse=True)
     order.sort(key=lambda e: e.skill.priority)
     if ranked:
         order = entries[::-1]

@@ -177,7 +177,9 @@ def build_entry(skill_path: str, skill: Skill) -> SkillEntry:
 
     Raises:
         SkilldeckError: PERMISSION_DENIED when the folder breaks the confinement rule or the
-            extension's limits, or the SKILL.md on disk no longer parses to this skill.
+            extension's limits, holds a file name that cannot be pinned (not UTF-8, a
+            control character: ``unsafe_name``), or the SKILL.md on disk no longer parses
+            to this skill.
     """
     from skilldeck.core.discovery.frontmatter import parse_bytes
 
@@ -189,15 +191,6 @@ def build_entry(skill_path: str, skill: Skill) -> SkillEntry:
             f"skill {skill.name!r} has no {SKILL_FILE} file to serve",
             reason="not_servable",
         )
-    for item in snapshot.files:
-        try:
-            item.rel.encode("utf-8")
-        except UnicodeEncodeError:
-            raise SkilldeckError(
-                ErrorCode.PERMISSION_DENIED,
-                f"skill {skill.name!r} has a file name that is not UTF-8 (no URI can name it)",
-                reason="not_servable",
-            ) from None
     total = sum(len(f.data) for f in snapshot.files)
     if len(snapshot.files) > MAX_FILES or total > MAX_TOTAL_BYTES:
         raise SkilldeckError(

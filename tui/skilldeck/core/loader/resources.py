@@ -18,6 +18,7 @@ from skilldeck.core.confined import read_confined
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.loader.suggestions import suggest_names
 from skilldeck.core.model import Skill
+from skilldeck.core.skillfolder import SKIPPED, name_problem
 
 DEFAULT_BYTE_CAP = 262144
 BINARY_SNIFF_BYTES = 8192
@@ -204,6 +205,8 @@ def _nearby_files(skill: Skill, parts: list[str], base_real: str) -> list[str]:
                 for count, entry in enumerate(entries):
                     if count >= 200:
                         break
+                    if entry.name in SKIPPED or name_problem(entry.name) is not None:
+                        continue  # never suggested: not a file of the skill, or unsafe
                     names.setdefault(f"{prefix}/{entry.name}" if prefix else entry.name)
         except OSError:
             pass

@@ -12,7 +12,6 @@ by path, the shape local approvals pin) and its digest are what an approval bind
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -20,10 +19,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote
 
+from skilldeck.core import skillfolder
 from skilldeck.core.discovery.frontmatter import SKILL_FILE
 from skilldeck.core.model import Skill
 
 SCHEME = "skill://"
+EXTENSION_ID = "io.modelcontextprotocol/skills"
+"""The Skills extension (SEP-2640): a remote must declare it; ``serve`` declares it."""
 MAX_FILES = 512
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
 """The extension's per-skill limits: a larger entry is refused here, and a larger skill
@@ -31,7 +33,6 @@ is not served (:mod:`skilldeck.core.loader.manifest`)."""
 DOC_ROOT = PurePosixPath("/remote")
 """Search documents of remote skills have SKILL.md paths under this (never read)."""
 _SHA = re.compile(r"^sha256:([0-9a-f]{64})$")
-_SEGMENT = re.compile(r"^[^/\x00-\x1f\x7f]+$")
 _PATH_SEGMENT = re.compile(r"^[A-Za-z0-9._-]+$")
 """A segment of a ``<skill-path>`` (names and ``<source>.<hash>`` prefixes; no spaces)."""
 _NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
@@ -92,13 +93,14 @@ class RemoteEntry:
 
     @property
     def manifest(self) -> str:
-        """``HEX  path`` per file, sorted by path (the shape local approvals pin)."""
-        return "".join(f"{f.sha256}  {f.rel}\n" for f in self.files)
+        """The :mod:`~skilldeck.core.skillfolder` manifest of its files (the shape local
+        approvals pin)."""
+        return skillfolder.manifest((f.rel, f.sha256) for f in self.files)
 
     @property
     def digest(self) -> str:
         """Hex SHA-256 of :attr:`manifest`: what an approval pins."""
-        return hashlib.sha256(self.manifest.encode("utf-8")).hexdigest()
+        return skillfolder.manifest_digest(self.manifest)
 
     def file(self, rel: str) -> RemoteFile | None:
         """The manifest file at ``rel``, or None."""
@@ -157,11 +159,12 @@ def parse_entry(label: str, data: object) -> RemoteEntry:
 
 
 def _safe_rel(rel: str) -> str | None:
-    """``rel`` when it is a plain relative POSIX path (no ``..``, no absolute, no controls)."""
+    """``rel`` when it is a plain relative POSIX path (no ``..``, no absolute, no name
+    :func:`~skilldeck.core.skillfolder.name_problem` refuses)."""
     parts = rel.split("/")
-    if not rel or any(p in ("", ".", "..") or not _SEGMENT.fullmatch(p) for p in parts):
+    if not rel or any(p in ("", ".", "..") for p in parts):
         return None
-    if "\\" in rel:
+    if skillfolder.name_problem(rel) is not None:
         return None
     return rel
 

@@ -2,7 +2,7 @@
 
 A remote's skills are:
 
-* **listed** with ``skills/list`` (every page, within the remote's timeout) and kept in
+* **listed** with ``skills/list`` (every page, all within the remote's ``timeout_s``) and kept in
   memory per process for the remote's ``ttl_s``; a remote that cannot be reached or
   answers badly is reported (:class:`RemoteStatus`) and skipped, never in the way of local
   skills; nothing is fetched at import time;
@@ -30,19 +30,20 @@ A remote's skills are:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from skilldeck.core.config import Settings
 from skilldeck.core.discovery.frontmatter import SKILL_FILE
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.mcp_client import Client, HttpServer, McpError, ServerSpec, connect
 from skilldeck.core.model import Skill
-from skilldeck.core.remote.client import RemoteError, connect
-from skilldeck.core.remote.entries import RemoteEntry, document, parse_entry
+from skilldeck.core.remote.entries import EXTENSION_ID, RemoteEntry, document, parse_entry
 from skilldeck.core.remote.fetch import (
     RemoteSkill,
     _refused,
@@ -55,7 +56,6 @@ from skilldeck.core.remote.fetch import (
 from skilldeck.core.remote.review import Review, review_of
 from skilldeck.core.remote.spec import RemoteSpec, remote_specs
 
-MAX_PAGES = 100
 MAX_SKILLS = 5000
 """Most entries taken from one remote."""
 FAILURE_TTL_S = 10.0
@@ -132,37 +132,61 @@ class Listing:
 
 
 def list_remote(spec: RemoteSpec) -> tuple[list[RemoteEntry], RemoteStatus]:
-    """Ask one remote for every entry (``skills/list`` page by page); never raises."""
+    """Ask one remote for every entry (``skills/list`` page by page, all within the
+    remote's ``timeout_s``); never raises."""
     entries: list[RemoteEntry] = []
     skipped: list[str] = []
     try:
-        with connect(spec) as session:
-            cursor: str | None = None
-            for _ in range(MAX_PAGES):
-                result = session.request("skills/list", {"cursor": cursor} if cursor else {})
-                page = result.get("skills")
-                if not isinstance(page, list):
-                    raise RemoteError("protocol", "skills/list: 'skills' is not a list")
-                for item in page:
-                    try:
-                        entries.append(parse_entry(spec.label, item))
-                    except ValueError as exc:
-                        skipped.append(str(exc)[:200])
-                following = result.get("nextCursor")
-                if not isinstance(following, str) or not following or len(entries) >= MAX_SKILLS:
-                    break
-                cursor = following
-    except RemoteError as exc:
+        with session(spec) as client:
+            items = client.pages("skills/list", "skills", MAX_SKILLS)
+    except McpError as exc:
         status = RemoteStatus(spec.label, spec.where, False, error=f"{exc.kind}: {exc.message}")
         return [], status
-    unique = {e.qualified: e for e in entries[:MAX_SKILLS]}
+    for item in items:
+        try:
+            entries.append(parse_entry(spec.label, item))
+        except ValueError as exc:
+            skipped.append(str(exc)[:200])
+    unique = {e.qualified: e for e in entries}
     status = RemoteStatus(spec.label, spec.where, True, len(unique), skipped=tuple(skipped))
     return sorted(unique.values(), key=lambda e: e.qualified), status
+
+
+@contextlib.contextmanager
+def session(spec: RemoteSpec, timeout: float | None = None) -> Iterator[Client]:
+    """A conversation with ``spec``'s server (:func:`~skilldeck.core.mcp_client.connect`)
+    within ``timeout`` seconds (default ``spec.timeout_s``), which must declare the Skills
+    extension.
+
+    Raises:
+        McpError: ``config`` for an unreadable token file; see :func:`connect`.
+    """
+    server: ServerSpec | HttpServer
+    if spec.url:
+        try:
+            server = HttpServer(spec.url, spec.token())
+        except (OSError, UnicodeDecodeError) as exc:
+            raise McpError("config", f"cannot read token_file {spec.token_file}: {exc}") from exc
+    else:
+        server = ServerSpec(spec.label, spec.command[0], list(spec.command[1:]), dict(spec.env))
+    with connect(server, spec.timeout_s if timeout is None else timeout, _SKILLS) as client:
+        if not client.declares(EXTENSION_ID):
+            raise McpError("protocol", f"the server does not declare {EXTENSION_ID}")
+        yield client
+
+
+_SKILLS: dict[str, Any] = {"extensions": {EXTENSION_ID: {}}}
+"""The client capabilities declared to a remote: the Skills extension."""
 
 
 _CACHE: dict[str, tuple[float, list[RemoteEntry], RemoteStatus]] = {}
 """Listings per remote recipe: ``(monotonic time, entries, status)`` (this process only)."""
 _CACHE_LOCK = threading.Lock()
+_ASKING: dict[str, threading.Lock] = {}
+"""One lock per remote recipe, held while it is asked: concurrent callers share one
+request to a slow remote instead of each opening their own."""
+_ROUNDS: dict[str, int] = {}
+"""How many listings of each remote recipe were fetched."""
 _DOCS: dict[tuple[str, str, str], Skill] = {}
 """Search documents by ``(label, skill path, digest)``."""
 
@@ -171,6 +195,7 @@ def clear_cache() -> None:
     """Forget every cached listing (tests, ``--refresh``)."""
     with _CACHE_LOCK:
         _CACHE.clear()
+        _ROUNDS.clear()
 
 
 # ---------------------------------------------------------------------- the facade
@@ -200,7 +225,8 @@ class Federation:
     def listing(self, *, refresh: bool = False) -> Listing:
         """Every remote's entries: cached per remote for its ``ttl_s`` (a failure for at
         most :data:`FAILURE_TTL_S`); the remotes whose listing is older (or all, with
-        ``refresh``) are asked at the same time, each within its own timeout."""
+        ``refresh``) are asked at the same time, each within its own timeout; a caller
+        that finds a remote being asked waits for that answer instead of asking again."""
         held: dict[str, tuple[float, list[RemoteEntry], RemoteStatus]] = {}
         stale: list[RemoteSpec] = []
         for spec in self.specs:
@@ -213,22 +239,38 @@ class Federation:
                     continue
             stale.append(spec)
         if len(stale) == 1:
-            fetched = [list_remote(stale[0])]
+            fetched = [self._ask(stale[0])]
         elif stale:
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(max_workers=min(8, len(stale))) as pool:
-                fetched = list(pool.map(list_remote, stale))
+                fetched = list(pool.map(self._ask, stale))
         else:
             fetched = []
-        for spec, (found_entries, status) in zip(stale, fetched, strict=True):
-            held[spec.label] = (self.clock(), found_entries, status)
-            with _CACHE_LOCK:
-                _CACHE[spec.fingerprint()] = held[spec.label]
+        for spec, found in zip(stale, fetched, strict=True):
+            held[spec.label] = found
         entries = [e for spec in self.specs for e in held[spec.label][1]]
         statuses = [held[spec.label][2] for spec in self.specs]
         documents = tuple(self._document(e) for e in entries)
         return Listing(tuple(entries), tuple(statuses), tuple(self.problems), documents)
+
+    def _ask(self, spec: RemoteSpec) -> tuple[float, list[RemoteEntry], RemoteStatus]:
+        """``spec``'s listing asked now (and cached), or the one another caller fetched
+        while this one waited for it (each wait is bounded by that remote's timeout)."""
+        key = spec.fingerprint()
+        with _CACHE_LOCK:
+            asking = _ASKING.setdefault(key, threading.Lock())
+            seen = _ROUNDS.get(key, 0)
+        with asking:
+            with _CACHE_LOCK:
+                if _ROUNDS.get(key, 0) != seen and key in _CACHE:
+                    return _CACHE[key]
+            found_entries, status = list_remote(spec)
+            held = (self.clock(), found_entries, status)
+            with _CACHE_LOCK:
+                _CACHE[key] = held
+                _ROUNDS[key] = _ROUNDS.get(key, 0) + 1
+            return held
 
     @staticmethod
     def _document(entry: RemoteEntry) -> Skill:
@@ -288,9 +330,9 @@ class Federation:
         """
         spec, skill_path = self.split(qualified)
         try:
-            with connect(spec) as session:
-                return get_entry(session, spec, skill_path)
-        except RemoteError as exc:
+            with session(spec) as client:
+                return get_entry(client, spec, skill_path)
+        except McpError as exc:
             raise _unavailable(spec, skill_path, exc) from exc
 
     def _gate(self, spec: RemoteSpec, entry: RemoteEntry, agent: bool) -> Review:
@@ -335,19 +377,19 @@ class Federation:
 
         spec, skill_path = self.split(qualified)
         try:
-            with connect(spec, spec.timeout_s * 2) as session:
-                entry = get_entry(session, spec, skill_path)
+            with session(spec, spec.timeout_s * 2) as client:
+                entry = get_entry(client, spec, skill_path)
                 review = self._gate(spec, entry, agent)
                 item = entry.file(SKILL_FILE)
                 assert item is not None  # parse_entry requires it
-                data = fetch_file(session, entry, item)
+                data = fetch_file(client, entry, item)
                 parsed = parse_bytes(data, cache_folder(entry) / SKILL_FILE)
                 check_frontmatter(entry, parsed)
                 if parsed.instructions is not None and parsed.instructions[0] == "file":
                     named = entry.file(parsed.instructions[1].replace("\\", "/").removeprefix("./"))
                     if named is not None:  # the instructions replacing the body: needed now
-                        fetch_file(session, entry, named)
-        except RemoteError as exc:
+                        fetch_file(client, entry, named)
+        except McpError as exc:
             raise _unavailable(spec, skill_path, exc) from exc
         granted = parsed.allowed_tools if review.state == "approved" else ()
         skill = dataclasses.replace(
@@ -370,8 +412,8 @@ class Federation:
         """
         spec, skill_path = self.split(qualified)
         try:
-            with connect(spec, spec.timeout_s * 2) as session:
-                entry = get_entry(session, spec, skill_path)
+            with session(spec, spec.timeout_s * 2) as client:
+                entry = get_entry(client, spec, skill_path)
                 review = self._gate(spec, entry, agent)
                 item = entry.file(rel)
                 if item is None:
@@ -382,7 +424,7 @@ class Federation:
                         f"remote skill {qualified!r} lists no file {rel!r} in its manifest",
                         suggestions=suggestions.suggest_names(rel, [f.rel for f in entry.files]),
                     )
-                data = fetch_file(session, entry, item)
-        except RemoteError as exc:
+                data = fetch_file(client, entry, item)
+        except McpError as exc:
             raise _unavailable(spec, skill_path, exc) from exc
         return entry, review, data

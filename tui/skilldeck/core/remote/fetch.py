@@ -19,8 +19,8 @@ from pathlib import Path
 from skilldeck.core.config import cache_dir
 from skilldeck.core.discovery.frontmatter import SKILL_FILE
 from skilldeck.core.errors import ErrorCode, SkilldeckError
+from skilldeck.core.mcp_client import Client, McpError
 from skilldeck.core.model import Skill
-from skilldeck.core.remote.client import RemoteError, Session
 from skilldeck.core.remote.entries import SCHEME, RemoteEntry, RemoteFile, parse_entry
 from skilldeck.core.remote.review import Review
 from skilldeck.core.remote.spec import RemoteSpec
@@ -46,14 +46,14 @@ class RemoteSkill:
     review: Review
 
 
-def get_entry(session: Session, spec: RemoteSpec, skill_path: str) -> RemoteEntry:
+def get_entry(client: Client, spec: RemoteSpec, skill_path: str) -> RemoteEntry:
     """The current entry of ``skill_path`` (``skills/get``).
 
     Raises:
-        RemoteError: the remote could not be asked (a ``-32602``: no such skill).
+        McpError: the remote could not be asked (a ``-32602``: no such skill).
         SkilldeckError: PERMISSION_DENIED (``bad_entry``) for an unusable entry.
     """
-    got = session.request("skills/get", {"uri": f"{SCHEME}{skill_path}/{SKILL_FILE}"})
+    got = client.request("skills/get", {"uri": f"{SCHEME}{skill_path}/{SKILL_FILE}"})
     try:
         entry = parse_entry(spec.label, got.get("skill"))
     except ValueError as exc:
@@ -63,7 +63,7 @@ def get_entry(session: Session, spec: RemoteSpec, skill_path: str) -> RemoteEntr
     return entry
 
 
-def fetch_file(session: Session, entry: RemoteEntry, item: RemoteFile) -> bytes:
+def fetch_file(client: Client, entry: RemoteEntry, item: RemoteFile) -> bytes:
     """The bytes of one listed file: from the cache when they still match the entry's
     digest and size (recomputed on every access), else ``resources/read``, verified, then
     cached.
@@ -75,16 +75,16 @@ def fetch_file(session: Session, entry: RemoteEntry, item: RemoteFile) -> bytes:
     cached = cached_file(entry, item)
     if cached is not None:
         return cached
-    data = _read_verified(session, entry.label, item)
+    data = _read_verified(client, entry.label, item)
     store_file(entry, item, data)
     return data
 
 
-def _read_verified(session: Session, label: str, item: RemoteFile) -> bytes:
+def _read_verified(client: Client, label: str, item: RemoteFile) -> bytes:
     import base64
     import binascii
 
-    result = session.request("resources/read", {"uri": item.uri})
+    result = client.request("resources/read", {"uri": item.uri})
     contents = result.get("contents")
     if not isinstance(contents, list) or len(contents) != 1 or not isinstance(contents[0], dict):
         raise _refused("digest_mismatch", f"remote {label}: {item.rel} came back malformed")
@@ -165,7 +165,7 @@ def check_frontmatter(entry: RemoteEntry, skill: Skill) -> None:
         )
 
 
-def _unavailable(spec: RemoteSpec, skill_path: str, exc: RemoteError) -> SkilldeckError:
+def _unavailable(spec: RemoteSpec, skill_path: str, exc: McpError) -> SkilldeckError:
     if exc.kind == "refused" and exc.code == -32602:
         return SkilldeckError(
             ErrorCode.NOT_FOUND,

@@ -62,10 +62,11 @@ class CombinedSearch:
         tools: set[str] | None = None,
         agent: bool = True,
         explain: bool = False,
+        session: str | None = None,
     ) -> SearchResponse:
         """Search local and remote skills: :func:`~skilldeck.core.search.agent_search`
         (``skill_selected`` to the workspace's telemetry) with ``agent``, else a person's
-        search."""
+        search; ``session``: the session an agent's request came from (in the event)."""
         from skilldeck.core.search import agent_search
 
         index = self.index(documents)
@@ -79,4 +80,5 @@ class CombinedSearch:
                 self.workspace.settings,
                 available_tools=tools,
                 telemetry=self.workspace.telemetry,
+                session=session,
             )

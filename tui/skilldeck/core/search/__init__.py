@@ -19,37 +19,66 @@ from skilldeck.core.search.evaluate import evaluate
 
 if TYPE_CHECKING:
     from skilldeck.core.search.bm25 import BM25Postings
+    from skilldeck.core.search.crossval import (
+        METRICS,
+        CrossValReport,
+        cross_validate,
+        fold_rankers,
+        with_examples,
+    )
     from skilldeck.core.search.evaluate import (
+        EvalQuery,
         EvalReport,
+        Ranker,
         index_ranker,
         load_queries,
         resolve_ids,
         select_split,
     )
+    from skilldeck.core.search.example_writer import add_examples
     from skilldeck.core.search.index import SEMANTIC_WEIGHTS, WEIGHTS, SearchIndex
+    from skilldeck.core.search.model_fetch import INDEX_URL, fetch_model
     from skilldeck.core.search.results import SearchResponse, SearchResult, agent_search
     from skilldeck.core.search.text import stem, tokenize
 
 __all__ = [
+    "INDEX_URL",
+    "METRICS",
     "SEMANTIC_WEIGHTS",
     "WEIGHTS",
     "BM25Postings",
+    "CrossValReport",
+    "EvalQuery",
     "EvalReport",
+    "Ranker",
     "SearchIndex",
     "SearchResponse",
     "SearchResult",
+    "add_examples",
     "agent_search",
+    "cross_validate",
     "evaluate",
+    "fetch_model",
+    "fold_rankers",
     "index_ranker",
     "load_queries",
     "resolve_ids",
     "select_split",
     "stem",
     "tokenize",
+    "with_examples",
 ]
 
 _NAMES = {
     "BM25Postings": "bm25",
+    "METRICS": "crossval",
+    "CrossValReport": "crossval",
+    "cross_validate": "crossval",
+    "fold_rankers": "crossval",
+    "with_examples": "crossval",
+    "add_examples": "example_writer",
+    "EvalQuery": "evaluate",
+    "Ranker": "evaluate",
     "EvalReport": "evaluate",
     "index_ranker": "evaluate",
     "load_queries": "evaluate",
@@ -58,6 +87,8 @@ _NAMES = {
     "SEMANTIC_WEIGHTS": "index",
     "SearchIndex": "index",
     "WEIGHTS": "index",
+    "INDEX_URL": "model_fetch",
+    "fetch_model": "model_fetch",
     "SearchResponse": "results",
     "SearchResult": "results",
     "agent_search": "results",

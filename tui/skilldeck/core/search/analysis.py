@@ -18,14 +18,15 @@ from skilldeck.core.model import Skill
 from skilldeck.core.search.postings import FieldArrays, sorted_unique
 from skilldeck.core.search.text import STOPWORDS, headings, raw_token_bytes, stem_word, words
 
-FIELDS = ("name", "description", "tags", "headings", "body")
+FIELDS = ("name", "description", "tags", "headings", "body", "examples")
 BODY_BYTES = 8192
 BODY_MIN_BYTES = 1024
 BODY_BUDGET = 64 * 1024 * 1024
 
 
-def field_texts(skill: Skill, body: str) -> tuple[str, str, str, str, str]:
-    """The texts of :data:`FIELDS`, in that order."""
+def field_texts(skill: Skill, body: str) -> tuple[str, str, str, str, str, str]:
+    """The texts of :data:`FIELDS`, in that order (``examples``: the requests of the
+    skill's ``examples``, one a line; what it does is the description's business)."""
     tags = [*skill.tags, *skill.triggers.keywords, *skill.triggers.verbs]
     tools = [t.split("(", 1)[0] for t in (*skill.tool_names, *skill.allowed_tools)]
     return (
@@ -34,6 +35,7 @@ def field_texts(skill: Skill, body: str) -> tuple[str, str, str, str, str]:
         " ".join(str(t) for t in (*tags, *tools)),
         "\n".join(headings(body)),
         body,
+        "\n".join(e.request for e in skill.examples),
     )
 
 

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from skilldeck.core.model import Skill
+from skilldeck.core.search.analysis import FIELDS
 from skilldeck.core.search.postings import FieldPostings
 
 if TYPE_CHECKING:
@@ -32,9 +34,26 @@ if TYPE_CHECKING:
 
 SEM_LOW, SEM_HIGH = 0.1, 0.6
 """Cosine similarities mapped to 0 and 1 by the semantic signal."""
-EMBED_TEXT = "name-description-1"
+TEXT_TOKENS = 48
+"""Tokens of a skill's text (and of an example request) that are embedded, [CLS] and
+[SEP] included; a query is not cut. Cutting ``name: description`` (66 tokens on average
+in the corpus, 46 once cut) at 48 loses no accuracy on most folds of any column of
+``bench_crossval.py --examples`` (5 folds, hybrid r@1, full text -> 48): corpus 0.913 ->
+0.914 (1 fold better, 1 worse), with examples 0.901 -> 0.915 (1 better), MetaTool 0.599
+-> 0.604 (3 better), with examples 0.714 -> 0.713 (1 worse); MetaTool ``confident``
+precision 0.912 -> 0.913. Not kept: 40 lost 3 MetaTool folds with examples, 64 a corpus
+fold, 32 the confident precision (0.900). Embedding time follows the tokens: 1,000
+corpus-sized skills took 21 s of CPU in full, 13 s cut (``bench_first_index.py``)."""
+EMBED_TEXT = f"name-description-1-cut{TEXT_TOKENS}"
 """Names the recipe of :meth:`EmbeddingSignal._embed_text`: change it with the recipe, so
 stored vectors of the old text are not used."""
+EXAMPLES_FIELD = FIELDS.index("examples")
+"""Row of the ``examples`` field in the postings' per-field lengths."""
+EMBED_CHUNK = 256
+"""Texts embedded, then stored, at a time: a build stopped half-way (the process killed,
+the model failing) keeps what it embedded, and the next one embeds only the rest."""
+Progress = Callable[[int, int], None]
+"""Told ``(embedded so far, to embed)`` while vectors are embedded."""
 MEMORY_ROWS = 20_000
 """Vectors kept in the in-process cache of indexes without a store (30 MB at 384 dims)."""
 
@@ -64,6 +83,7 @@ class EmbeddingSignal:
     _weighting: int
     _embedder: Any
     _embeddings: NDArray[np.float32] | None
+    _examples: ExampleVectors | None = None
     vector_store: LocalStore | None = None
     """Where skill vectors are kept (set by :mod:`.persist`); None: not kept."""
     doc_hashes: list[str] | None = None
@@ -105,8 +125,15 @@ class EmbeddingSignal:
                 keys.append(text_key(self._embed_text(skill)))
         return keys
 
-    def enable_semantic(self) -> bool:
+    def enable_semantic(self, progress: Progress | None = None) -> bool:
         """Load the embedding model and find every skill's vector (stored, else embedded).
+
+        Until it returns, the index answers lexically; the vectors are stored as they are
+        embedded (:data:`EMBED_CHUNK` at a time), so a stopped build resumes.
+
+        Args:
+            progress: Told ``(embedded, to_embed)`` before each chunk and at the end (for
+                the skills, then for example requests); not called when nothing is embedded.
 
         Returns:
             True when the semantic signal is on; on failure the index stays lexical, the
@@ -118,7 +145,8 @@ class EmbeddingSignal:
         try:
             embedder = load_embedder(self.settings.semantic_model_path)
             keys = self.vector_keys()
-            embeddings = self._vectors(embedder, keys)
+            embeddings = self._vectors(embedder, keys, progress)
+            examples = self._example_rows(embedder, progress)
         except SemanticUnavailable as exc:
             self._semantic_fallback(str(exc), exc.reason)
             return False
@@ -126,33 +154,80 @@ class EmbeddingSignal:
         self.postings.set_alt_weights(self._weight_vector(self.semantic_field_weights))
         self._weighting += 1
         self._embeddings, self._vector_keys = embeddings, keys
+        self._examples = examples
         self._embedder = embedder
         self.semantic_error = self.semantic_reason = None
         return True
 
-    def _vectors(self, embedder: Embedder, keys: list[str]) -> NDArray[np.float32]:
+    def _vectors(
+        self, embedder: Embedder, keys: list[str], progress: Progress | None = None
+    ) -> NDArray[np.float32]:
         """One row per document: kept, stored or cached rows, the rest embedded (and kept)."""
-        from skilldeck.core.search import vectors
-
         have: dict[str, NDArray[np.float32]] = {}
         if self._embeddings is not None and self._vector_keys is not None:
             have = dict(zip(self._vector_keys, self._embeddings, strict=True))
+        doc_of = {k: doc for doc, k in enumerate(keys)}
+        return self._rows(
+            embedder, keys, have, lambda k: self._embed_text(self.skills[doc_of[k]]), progress
+        )
+
+    def _example_rows(
+        self, embedder: Embedder, progress: Progress | None = None
+    ) -> ExampleVectors | None:
+        """The vectors of every skill's example requests (None: no skill has examples).
+
+        Only skills whose ``examples`` field has words are looked at (a saved index loads
+        just those); a request is embedded once per model and text, and kept like a
+        skill's vector."""
+        owners: list[int] = []
+        keys: list[str] = []
+        texts: dict[str, str] = {}
+        for doc in np.flatnonzero(self.postings.doc_len[EXAMPLES_FIELD] > 0).tolist():
+            for example in self.skills[doc].examples:
+                key = text_key(f"example\0{example.request}")
+                owners.append(doc)
+                keys.append(key)
+                texts[key] = example.request
+        if not keys:
+            return None
+        kept = self._examples
+        have = dict(zip(kept.keys, kept.rows, strict=True)) if kept is not None else {}
+        rows = self._rows(embedder, keys, have, texts.__getitem__, progress)
+        return ExampleVectors(np.array(owners, dtype=np.int64), rows, keys)
+
+    def _rows(
+        self,
+        embedder: Embedder,
+        keys: list[str],
+        have: dict[str, NDArray[np.float32]],
+        text_of: Callable[[str], str],
+        progress: Progress | None = None,
+    ) -> NDArray[np.float32]:
+        """One row per key: in ``have``, stored or cached, else the embedding of
+        ``text_of(key)`` (then stored or cached)."""
+        from skilldeck.core.search import vectors
+
         missing = [k for k in dict.fromkeys(keys) if k not in have]
         store = self.vector_store
         if missing and store is not None:
             have.update(vectors.load(store, embedder.model_id, missing, embedder.dim))
         elif missing:
             have.update(_remembered(embedder.model_id, missing))
-        todo = {k: doc for doc, k in enumerate(keys) if k not in have}
-        if todo:
-            texts = [self._embed_text(self.skills[doc]) for doc in todo.values()]
-            fresh = dict(zip(todo, embedder.encode(texts), strict=True))
+        todo = [k for k in dict.fromkeys(keys) if k not in have]
+        for start in range(0, len(todo), EMBED_CHUNK):  # kept as it goes: a stopped build resumes
+            if progress is not None:
+                progress(start, len(todo))
+            part = todo[start : start + EMBED_CHUNK]
+            rows = embedder.encode([text_of(k) for k in part], TEXT_TOKENS)
+            fresh = dict(zip(part, rows, strict=True))
             self.embedded += len(fresh)
             have.update(fresh)
             if store is not None:
                 vectors.save(store, embedder.model_id, fresh)
             else:
                 _remember(embedder.model_id, fresh)
+        if todo and progress is not None:
+            progress(len(todo), len(todo))
         if not keys:
             return np.zeros((0, embedder.dim), dtype=np.float32)
         return np.stack([have[k] for k in keys]).astype(np.float32, copy=False)
@@ -163,6 +238,7 @@ class EmbeddingSignal:
         self._embedder = None
         self._embeddings = None
         self._vector_keys = None
+        self._examples = None
         self.postings.set_alt_weights(None)
         self.semantic_error, self.semantic_reason = message, reason
         writer = self.telemetry or Telemetry.from_settings(self.settings)
@@ -185,6 +261,7 @@ class EmbeddingSignal:
             keys = self.vector_keys()
             self._embeddings = self._vectors(self._embedder, keys)
             self._vector_keys = keys
+            self._examples = self._example_rows(self._embedder)
         except SemanticUnavailable as exc:
             self._semantic_fallback(str(exc), exc.reason)
 
@@ -202,8 +279,58 @@ class EmbeddingSignal:
             return None
         with blas_threads():  # two threads: 0.3 ms at 10k, but 8-16 ms on a busy machine
             cos = (self._embeddings @ vector).astype(np.float64)
-        scaled: NDArray[np.float64] = np.clip((cos - SEM_LOW) / (SEM_HIGH - SEM_LOW), 0.0, 1.0)
-        return scaled
+        return _scaled(cos)
+
+    def _best_examples(self, vector: NDArray[np.float32], n: int) -> NDArray[np.float64] | None:
+        """Per document, the best cosine of ``vector`` to one of its example requests
+        (-1 without examples); None when no skill has examples."""
+        examples = self._examples
+        if examples is None:
+            return None
+        best = np.full(n, -1.0, dtype=np.float64)
+        np.maximum.at(best, examples.owners, (examples.rows @ vector).astype(np.float64))
+        return best
+
+    def example_signal(self, query: str) -> NDArray[np.float64] | None:
+        """The ``examples`` signal: per document, the best cosine of ``query`` to one of
+        its example requests, scaled like the semantic signal (-1 for a document without
+        examples: the ranking counts its description's cosine instead, so that examples
+        given to some skills do not lower the others); None without embeddings or when
+        no skill has examples. A signal of its own: taking the better of it and the
+        description's cosine as the semantic signal did worse (5-fold cross-validation,
+        README)."""
+        if self._examples is None or self._embedder is None:
+            return None
+        from skilldeck.core.search.semantic import SemanticUnavailable
+
+        try:
+            vector = self._embedder.query(query)
+        except SemanticUnavailable:
+            return None
+        best = self._best_examples(vector, len(self.skills))
+        if best is None:
+            return None
+        return np.where(best < -0.5, -1.0, _scaled(best))
+
+
+def _scaled(cos: NDArray[np.float64]) -> NDArray[np.float64]:
+    out: NDArray[np.float64] = np.clip((cos - SEM_LOW) / (SEM_HIGH - SEM_LOW), 0.0, 1.0)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleVectors:
+    """The embedded example requests of an index's skills.
+
+    Attributes:
+        owners: The document of each row.
+        rows: One unit vector per example request.
+        keys: Each row's vector key.
+    """
+
+    owners: NDArray[np.int64]
+    rows: NDArray[np.float32]
+    keys: list[str]
 
 
 def _remembered(model: str, keys: list[str]) -> dict[str, NDArray[np.float32]]:

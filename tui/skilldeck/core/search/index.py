@@ -15,11 +15,21 @@ Signals, each normalised to 0-1 per document:
 ``coverage``
     idf-weighted share of the query terms the skill contains, with credit by field; an
     absolute measure, so a strong relative BM25 on a weak match does not look confident.
+    A term's idf is its largest over the fields. Weighing it by its rarity in the whole
+    catalog instead (skills holding it in any field) was measured and not kept: by 5-fold
+    cross-validation it helped the corpus queries but lost 3 of 5 MetaTool folds (on the
+    1,000 MetaTool requests, hybrid: 1 fixed, the chess request, and 5 broken, e.g. "compare
+    reviews for different games", where the common word was the one that mattered).
 ``name``
     rapidfuzz ``token_set_ratio`` (and ``partial_ratio`` for short queries) between the
     query and the skill's name only, computed for the best lexical candidates.
 ``semantic``
     Cosine similarity of sentence embeddings, rescaled (optional extra).
+``examples``
+    With embeddings, the best cosine of the query to one of the skill's example requests
+    (its ``examples`` frontmatter), rescaled; a skill without examples counts its
+    ``semantic`` signal. Lexically the requests are the ``examples`` field of the BM25
+    index (weighted like the description) and count for coverage like it.
 
 The fused score is their weighted mean (weights in :data:`WEIGHTS`, or
 :data:`SEMANTIC_WEIGHTS` when embeddings are on; both chosen on the train split of the
@@ -78,15 +88,19 @@ FIELD_WEIGHTS: dict[str, float] = {
     "tags": 2.5,
     "headings": 0.75,
     "body": 0.5,
+    "examples": 3.0,
 }
 """Weight of each field's BM25 in the ``bm25`` signal: description > tags > name > headings
-> body, as the search issue orders them (grid search on the dev set and the extra set)."""
+> body, as the search issue orders them (grid search on the dev set and the extra set);
+``examples`` (the skill's example requests) weighs like the description, set before
+measuring (1.5 and 5 did not win on most cross-validation folds)."""
 SEMANTIC_FIELD_WEIGHTS: dict[str, float] = {
     "name": 1.5,
     "description": 3.0,
     "tags": 2.5,
     "headings": 1.45,
     "body": 1.2,
+    "examples": 3.0,
 }
 """The field weights used with embeddings on, in the same order. The embedding reads only
 name and description; next to it, headings and body weighted more did better (grid search
@@ -94,9 +108,18 @@ on the dev set and the extra set, overall and per-kind figures only)."""
 WEIGHTS: dict[str, float] = {"bm25": 0.6, "coverage": 0.3, "name": 0.15}
 """Lexical fusion (divided by their sum): chosen by grid search on the train split of the
 corpus and MetaTool queries (``tests/eval/README.md``), best mean recall@1."""
-SEMANTIC_WEIGHTS: dict[str, float] = {"semantic": 1.0, "coverage": 1.0, "bm25": 0.2, "name": 0.1}
+SEMANTIC_WEIGHTS: dict[str, float] = {
+    "semantic": 1.0,
+    "coverage": 1.0,
+    "bm25": 0.2,
+    "name": 0.1,
+    "examples": 0.3,
+}
 """Fusion with embeddings, chosen the same way: the embedding and the absolute lexical
-evidence (coverage) decide, relative BM25 and the name break near-ties."""
+evidence (coverage) decide, relative BM25 and the name break near-ties. ``examples``
+(only present when some skill has examples) was chosen by 5-fold cross-validation by
+query with each fold's training requests as examples: 0.3 beat 0 on 4 of 5 MetaTool
+folds and lost none (0.6 and 1.0 won 5 there but lost 2 and 5 corpus folds)."""
 BASE_CACHE = 8
 _EMPTY_FIELD: FieldArrays = (
     np.zeros(0, dtype=np.int32),
@@ -346,6 +369,8 @@ class SearchIndex(EmbeddingSignal):
             total += self._names.nbytes()
         if self._embeddings is not None:
             total += self._embeddings.nbytes
+        if self._examples is not None:
+            total += self._examples.rows.nbytes + self._examples.owners.nbytes
         return int(total)
 
     # ------------------------------------------------------------------ live updates

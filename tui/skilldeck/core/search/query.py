@@ -162,9 +162,15 @@ def parse_query(index: SearchIndex, query: str) -> ParsedQuery:
         return True
 
     for i, word in enumerate(all_words):
-        if word in STOPWORDS:
-            continue
         last = typing and i == len(all_words) - 1
+        if word in STOPWORDS:
+            if last and len(all_words) == 1 and len(word) >= MIN_PREFIX:
+                # one common word being typed ("use"): it stands for its completions
+                # ("user", "useful") as "us" stands for the names it starts; a query of
+                # common words only otherwise matches nothing (SearchResponse.message)
+                for other in completions(index, word):
+                    add(other, PREFIX_WEIGHT, f"{word}…{other[len(word) :]}", parsed.tail)
+            continue
         part = parsed.tail if last else parsed.fixed
         base = word_weight(word)
         exact = add(word, base, word, part)

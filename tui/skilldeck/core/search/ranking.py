@@ -40,6 +40,7 @@ FIELD_CREDIT: dict[str, float] = {
     "tags": 1.0,
     "headings": 0.7,
     "body": 0.45,
+    "examples": 1.0,
 }
 """Coverage credit of a query term by the field it was found in."""
 CANDIDATES = 200
@@ -144,6 +145,11 @@ def gather_signals(
     }
     if sem_all is not None:
         values["semantic"] = sem_all[cand]
+        examples = index.example_signal(query)
+        if examples is not None:
+            # a skill without examples counts its description's (-1: none)
+            ex = examples[cand]
+            values["examples"] = np.where(ex < 0, values["semantic"], ex)
     return Signals(cand, lex, sem_all, masks, values, fired, mentioned, lex_docs, query)
 
 

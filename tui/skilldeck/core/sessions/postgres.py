@@ -1,9 +1,32 @@
 """PostgreSQL backend of the session store (for fleets of MCP servers on several hosts).
 
 Selected with ``SKILLDECK_SESSIONS_URL=postgresql://…`` (or ``sessions_url`` in the config
-file); needs the optional ``psycopg`` 3 driver (``pip install 'skilldeck[postgres]'``).
-Semantics are those of :class:`~skilldeck.core.sessions.sqlite.SqliteBackend` (what a
-change does is shared in :class:`~skilldeck.core.sessions.sql_backend.SqlBackend`):
+file); needs the optional ``psycopg`` 3 driver (``pip install '.[postgres]'`` from the
+Skilldeck repository). Semantics are those of
+:class:`~skilldeck.core.sessions.sqlite.SqliteBackend` (which pending requests a decision
+settles is shared in :mod:`skilldeck.core.sessions.sql_backend`).
+
+**No policy change without its audit row.** Every change is one ``SECURITY DEFINER``
+function owned by the schema owner (``skilldeck_create_session``, ``_activate_skill``,
+``_set_tool_state``, ``_set_mode``, ``_add_pending``, ``_end_session``, ``_append_audit``,
+``_prune``) that writes the policy rows and their audit row in one transaction; the
+function, not the client, links the row to the chain (``skilldeck_append_row``: the head
+under an advisory lock, the id, ``skilldeck_row_hash``, the hash of
+:func:`~skilldeck.core.sessions.chain.row_hash` computed in SQL) and moves the head. Other
+roles get no INSERT, UPDATE, DELETE or TRUNCATE on any table (schema 4 takes back those the
+README granted before) and no EXECUTE on any function until granted:
+
+* **the operator's role** is the tables' owner, or a role that is a member of it
+  (``pg_has_role(session_user, owner, 'USAGE')``, checked inside the functions): it alone
+  may approve, deny, revoke, change a mode and prune, and write rows as any actor;
+* **the servers' role** (any other role, granted SELECT and EXECUTE on the agent's
+  functions, README) may create and end sessions, activate skills, queue requests and
+  append audit rows, each audited, and only as actor ``agent``: it cannot approve a tool,
+  forge an ``operator`` row, or write an audit row whose hash it chose.
+
+What the servers' role can still do is what a server does: activating a skill grants its
+``allowed-tools`` (audited as the agent's ``activate``, with the tools), and which pending
+requests that activation settles is computed by the client.
 
 * every change is one transaction, and a method returns only after ``COMMIT`` succeeded;
   changes to one session are serialised by ``SELECT … FOR UPDATE`` on its row;
@@ -12,13 +35,11 @@ change does is shared in :class:`~skilldeck.core.sessions.sql_backend.SqlBackend
   ``id > last seen`` never skips a row committed late;
 * ``skilldeck_audit`` is append-only and hash-chained (:mod:`skilldeck.core.sessions.chain`;
   the head lives in the one-row ``skilldeck_audit_head``). A trigger refuses UPDATE,
-  TRUNCATE and DELETE; the one way rows leave is ``skilldeck_prune_audit(keep_seconds)``,
-  a ``SECURITY DEFINER`` function owned by the schema owner that deletes only the oldest
-  rows past a retention of at least a day (by the server's clock) and none of an open
-  session. The trigger lets a DELETE through only when it runs as the table's owner with a
-  transaction-local flag set, so a role that does not own the tables cannot delete,
-  whatever it sets with ``set_config``; nobody but the owner may call the function by default
-  (``GRANT EXECUTE`` it to the servers' role);
+  TRUNCATE and DELETE; the one way rows leave is ``skilldeck_prune``, which deletes only
+  the oldest rows past a retention of at least a day (by the server's clock) and none of an
+  open session. The trigger lets a DELETE through only when it runs as the table's owner
+  with a transaction-local flag set, so a role that does not own the tables cannot delete,
+  whatever it sets with ``set_config``;
 * another trigger announces every audit row with ``NOTIFY skilldeck_sessions`` (payload
   ``"<id> <action> <session>"``), delivered on commit to every listening host;
 * a lost connection (server down or restarted) is retried with exponential backoff for
@@ -28,11 +49,14 @@ change does is shared in :class:`~skilldeck.core.sessions.sql_backend.SqlBackend
   looks that id up and runs the change again only when it did not land: an acknowledged
   decision is never lost and none is applied twice;
 * the schema is versioned in ``skilldeck_meta`` and migrated in place under an advisory
-  lock; a database of a newer version is refused (SS003) and left unchanged.
+  lock (the statements are in :mod:`.pg_schema`); a database of a newer version is refused
+  (SS003) and left unchanged. A role the functions refuse gets SS002 (permission denied)
+  with the reason.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import threading
@@ -41,181 +65,32 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
-from skilldeck.core.sessions.chain import CHECKPOINT, GENESIS, MIN_RETENTION, ChainRow
-from skilldeck.core.sessions.model import Session
-from skilldeck.core.sessions.rows import AUDIT_COLUMNS, build_session
-from skilldeck.core.sessions.sql_backend import SqlBackend, Statements
+from skilldeck.core.sessions.chain import GENESIS, ChainRow
+from skilldeck.core.sessions.model import PruneResult, Session
+from skilldeck.core.sessions.pg_schema import CHANNEL, MIGRATE_LOCK
+from skilldeck.core.sessions.pg_schema import MIGRATIONS as MIGRATIONS
+from skilldeck.core.sessions.pg_schema import SCHEMA_VERSION as SCHEMA_VERSION
+from skilldeck.core.sessions.rows import AUDIT_COLUMNS, build_session, encode_detail
+from skilldeck.core.sessions.sql_backend import (
+    Reads,
+    SqlReader,
+    check_cutoffs,
+    covered_by,
+    settled_by,
+)
 
 if TYPE_CHECKING:
     import psycopg
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
-CHANNEL = "skilldeck_sessions"
-MIGRATE_LOCK = 0x5D_5E55_0001
-AUDIT_LOCK = 0x5D_5E55_0002
 DEFAULT_RETRY_SECONDS = 30.0
 CONNECT_TIMEOUT = 5
 
 T = TypeVar("T")
 Cursor = Any  # psycopg.Cursor[tuple[Any, ...]]; kept loose so psycopg stays optional
 
-_V1 = [
-    """CREATE TABLE skilldeck_sessions (
-        id TEXT PRIMARY KEY,
-        created DOUBLE PRECISION NOT NULL,
-        mode TEXT NOT NULL,
-        label TEXT NOT NULL DEFAULT '',
-        created_by TEXT NOT NULL DEFAULT '',
-        ended DOUBLE PRECISION
-    )""",
-    """CREATE TABLE skilldeck_session_skills (
-        session_id TEXT NOT NULL REFERENCES skilldeck_sessions(id) ON DELETE CASCADE,
-        name TEXT NOT NULL,
-        allowed_tools JSONB NOT NULL DEFAULT '[]',
-        arguments TEXT NOT NULL DEFAULT '',
-        actor TEXT NOT NULL DEFAULT '',
-        activated DOUBLE PRECISION NOT NULL,
-        PRIMARY KEY (session_id, name)
-    )""",
-    """CREATE TABLE skilldeck_session_tools (
-        session_id TEXT NOT NULL REFERENCES skilldeck_sessions(id) ON DELETE CASCADE,
-        tool TEXT NOT NULL,
-        state TEXT NOT NULL CHECK (state IN ('approved', 'denied')),
-        actor TEXT NOT NULL DEFAULT '',
-        time DOUBLE PRECISION NOT NULL,
-        PRIMARY KEY (session_id, tool)
-    )""",
-    """CREATE TABLE skilldeck_pending (
-        session_id TEXT NOT NULL REFERENCES skilldeck_sessions(id) ON DELETE CASCADE,
-        tool TEXT NOT NULL,
-        actor TEXT NOT NULL DEFAULT '',
-        requested DOUBLE PRECISION NOT NULL,
-        PRIMARY KEY (session_id, tool)
-    )""",
-    """CREATE TABLE skilldeck_audit (
-        id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-        time DOUBLE PRECISION NOT NULL,
-        session_id TEXT,
-        actor TEXT NOT NULL,
-        action TEXT NOT NULL,
-        subject TEXT NOT NULL DEFAULT '',
-        detail JSONB NOT NULL DEFAULT '{}'
-    )""",
-    "CREATE INDEX skilldeck_audit_by_session ON skilldeck_audit (session_id, id)",
-    "CREATE INDEX skilldeck_audit_by_time ON skilldeck_audit (time)",
-    """CREATE FUNCTION skilldeck_audit_guard() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        IF TG_OP = 'DELETE' AND OLD.time < COALESCE(
-            NULLIF(current_setting('skilldeck.audit_prune_before', true), '')::float8,
-            '-Infinity'::float8) THEN
-            RETURN OLD;
-        END IF;
-        IF TG_OP = 'DELETE' THEN
-            RAISE EXCEPTION 'audit log is append-only (only retention pruning deletes)';
-        END IF;
-        RAISE EXCEPTION 'audit log is append-only';
-    END $$""",
-    """CREATE TRIGGER skilldeck_audit_append_only BEFORE UPDATE OR DELETE ON skilldeck_audit
-        FOR EACH ROW EXECUTE FUNCTION skilldeck_audit_guard()""",
-    """CREATE TRIGGER skilldeck_audit_no_truncate BEFORE TRUNCATE ON skilldeck_audit
-        FOR EACH STATEMENT EXECUTE FUNCTION skilldeck_audit_guard()""",
-    f"""CREATE FUNCTION skilldeck_audit_announce() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        PERFORM pg_notify('{CHANNEL}',
-            NEW.id::text || ' ' || NEW.action || ' ' || COALESCE(NEW.session_id, ''));
-        RETURN NULL;
-    END $$""",
-    """CREATE TRIGGER skilldeck_audit_announce AFTER INSERT ON skilldeck_audit
-        FOR EACH ROW EXECUTE FUNCTION skilldeck_audit_announce()""",
-]
-
-_V2 = [
-    # the id of the operation that wrote the row: a retry after a COMMIT that was sent but
-    # never acknowledged looks it up instead of applying the change twice
-    "ALTER TABLE skilldeck_audit ADD COLUMN op TEXT",
-    "CREATE UNIQUE INDEX skilldeck_audit_by_op ON skilldeck_audit (op) WHERE op IS NOT NULL",
-]
-
-_V3 = [
-    # the hash chain (rows written before are chained by _chain_existing)
-    "ALTER TABLE skilldeck_audit ADD COLUMN prev_hash TEXT, ADD COLUMN hash TEXT",
-    """CREATE TABLE skilldeck_audit_head (
-        one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
-        last_id BIGINT NOT NULL,
-        last_hash TEXT NOT NULL
-    )""",
-    # version 2 let any role that could set_config the cutoff delete old rows
-    """CREATE OR REPLACE FUNCTION skilldeck_audit_guard() RETURNS trigger LANGUAGE plpgsql
-    SET search_path = pg_catalog, pg_temp AS $$
-    BEGIN
-        IF TG_OP = 'DELETE'
-            AND current_setting('skilldeck.audit_prune', true) = 'on'
-            AND current_user = (SELECT pg_get_userbyid(c.relowner) FROM pg_class c
-                                WHERE c.oid = TG_RELID) THEN
-            RETURN OLD;
-        END IF;
-        IF TG_OP = 'DELETE' THEN
-            RAISE EXCEPTION 'audit log is append-only (only retention pruning deletes)';
-        END IF;
-        RAISE EXCEPTION 'audit log is append-only';
-    END $$""",
-    f"""CREATE FUNCTION skilldeck_prune_audit(keep_seconds DOUBLE PRECISION)
-    RETURNS TABLE (pruned_count BIGINT, pruned_last_id BIGINT, pruned_last_hash TEXT)
-    LANGUAGE plpgsql SECURITY DEFINER SET search_path = {{schema}}, pg_temp AS $$
-    DECLARE
-        cutoff DOUBLE PRECISION;
-    BEGIN
-        IF keep_seconds IS NULL OR keep_seconds = 'NaN' OR keep_seconds < {MIN_RETENTION} THEN
-            RAISE EXCEPTION 'audit retention must be at least a day (% s asked)', keep_seconds
-                USING ERRCODE = '22023';
-        END IF;
-        PERFORM pg_advisory_xact_lock({AUDIT_LOCK});
-        cutoff := extract(epoch FROM now()) - keep_seconds;
-        SELECT a.id, a.hash INTO pruned_last_id, pruned_last_hash FROM skilldeck_audit a
-        WHERE a.id < COALESCE(
-            (SELECT min(b.id) FROM skilldeck_audit b
-             WHERE b.time >= cutoff OR b.session_id IN
-                (SELECT s.id FROM skilldeck_sessions s WHERE s.ended IS NULL)),
-            9223372036854775807)
-        ORDER BY a.id DESC LIMIT 1;
-        pruned_count := 0;
-        IF pruned_last_id IS NOT NULL THEN
-            PERFORM set_config('skilldeck.audit_prune', 'on', true);
-            DELETE FROM skilldeck_audit a WHERE a.id <= pruned_last_id;
-            GET DIAGNOSTICS pruned_count = ROW_COUNT;
-            PERFORM set_config('skilldeck.audit_prune', '', true);
-        END IF;
-        RETURN NEXT;
-    END $$""",
-    "REVOKE ALL ON FUNCTION skilldeck_prune_audit(DOUBLE PRECISION) FROM PUBLIC",
-    "REVOKE UPDATE, DELETE, TRUNCATE ON skilldeck_audit FROM PUBLIC",
-]
-
-MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: _V2, 3: _V3}
-"""Statements that bring the schema from version ``n - 1`` to ``n`` (``{schema}``: the
-quoted schema the tables are in)."""
-
 _CHAIN_COLUMNS = "id, time, session_id, actor, action, subject, detail::text, prev_hash, hash"
-_NEXT_LINK = f"""
-SELECT COALESCE(
-        (SELECT last_hash FROM skilldeck_audit_head),
-        (SELECT hash FROM skilldeck_audit ORDER BY id DESC LIMIT 1),
-        '{GENESIS}'),
-    nextval(pg_get_serial_sequence('skilldeck_audit', 'id')),
-    %s::jsonb::text
-"""
-_APPEND = """
-WITH added AS (
-    INSERT INTO skilldeck_audit
-        (id, time, session_id, actor, action, subject, detail, prev_hash, hash, op)
-    VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s) RETURNING id, hash
-)
-INSERT INTO skilldeck_audit_head (one, last_id, last_hash) SELECT true, id, hash FROM added
-ON CONFLICT (one) DO UPDATE SET last_id = excluded.last_id, last_hash = excluded.last_hash
-"""
-
 _SESSION_SQL = """
 SELECT s.id, s.created, s.mode, s.label, s.created_by, s.ended,
     (SELECT COALESCE(json_agg(json_build_array(k.name, k.allowed_tools, k.arguments, k.actor,
@@ -228,41 +103,11 @@ SELECT s.id, s.created, s.mode, s.label, s.created_by, s.ended,
 FROM skilldeck_sessions s
 """
 
-_SQL = Statements(
+_SQL = Reads(
     param="%s",
-    insert_session=(
-        "INSERT INTO skilldeck_sessions (id, created, mode, label, created_by) "
-        "VALUES (%s, %s, %s, %s, %s)"
-    ),
     select_session=_SESSION_SQL + " WHERE s.id = %s",
     all_sessions=_SESSION_SQL + " ORDER BY s.created DESC, s.id",
     open_sessions=_SESSION_SQL + " WHERE s.ended IS NULL ORDER BY s.created DESC, s.id",
-    lock_session="SELECT mode, ended FROM skilldeck_sessions WHERE id = %s FOR UPDATE",
-    upsert_skill=(
-        "INSERT INTO skilldeck_session_skills (session_id, name, allowed_tools, "
-        "arguments, actor, activated) VALUES (%s, %s, %s::jsonb, %s, %s, %s) "
-        "ON CONFLICT (session_id, name) DO UPDATE SET "
-        "allowed_tools = excluded.allowed_tools, arguments = excluded.arguments, "
-        "actor = excluded.actor, activated = excluded.activated"
-    ),
-    pending_tools="SELECT tool FROM skilldeck_pending WHERE session_id = %s",
-    tool_state=(
-        "SELECT state, actor FROM skilldeck_session_tools WHERE session_id = %s AND tool = %s"
-    ),
-    put_tool_state=(
-        "INSERT INTO skilldeck_session_tools (session_id, tool, state, actor, time) "
-        "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (session_id, tool) DO UPDATE SET "
-        "state = excluded.state, actor = excluded.actor, time = excluded.time"
-    ),
-    forget_tool_state="DELETE FROM skilldeck_session_tools WHERE session_id = %s AND tool = %s",
-    set_mode="UPDATE skilldeck_sessions SET mode = %s WHERE id = %s",
-    insert_pending=(
-        "INSERT INTO skilldeck_pending (session_id, tool, actor, requested) "
-        "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING"
-    ),
-    end_session="UPDATE skilldeck_sessions SET ended = %s WHERE id = %s",
-    clear_pending="DELETE FROM skilldeck_pending WHERE session_id = %s",
-    delete_ended="DELETE FROM skilldeck_sessions WHERE ended IS NOT NULL AND ended < %s",
     chain_rows=f"SELECT {_CHAIN_COLUMNS} FROM skilldeck_audit ORDER BY id",
     audit_since=f"SELECT {AUDIT_COLUMNS} FROM skilldeck_audit WHERE id > %s",
     max_audit_id="SELECT COALESCE(MAX(id), 0) FROM skilldeck_audit",
@@ -277,7 +122,7 @@ def _driver() -> Any:
         raise SkilldeckError(
             ErrorCode.EXECUTION_ERROR,
             "a PostgreSQL sessions URL is configured but the psycopg driver is not "
-            "installed: pip install 'skilldeck[postgres]'",
+            "installed: pip install '.[postgres]' from the Skilldeck repository",
             diagnostic="SS007",
         ) from exc
     return psycopg
@@ -313,7 +158,7 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-class PostgresBackend(SqlBackend):
+class PostgresBackend(SqlReader):
     """:class:`~skilldeck.core.sessions.backend.SessionBackend` on a PostgreSQL server.
 
     Args:
@@ -432,9 +277,6 @@ class PostgresBackend(SqlBackend):
             finally:
                 self._op = None
 
-    def _write(self, action: Callable[[Cursor], T]) -> T:
-        return self._run(action)
-
     def _read(self, action: Callable[[Cursor], T]) -> T:
         """One statement needs no transaction: its snapshot is consistent."""
         return self._run(action, transaction=False)
@@ -521,34 +363,10 @@ class PostgresBackend(SqlBackend):
         row = cur.fetchone()
         return int(row[0]) if row else 0
 
-    def _next_link(self, cur: Cursor, detail: str) -> tuple[int, str, str]:
-        # Held until COMMIT: audit ids become visible in the order they were handed out,
-        # and the head read next is the one the previous append committed.
-        cur.execute("SELECT pg_advisory_xact_lock(%s)", (AUDIT_LOCK,))
-        cur.execute(_NEXT_LINK, (detail,))
-        prev_hash, row_id, text = cur.fetchone()
-        return int(row_id), str(prev_hash), str(text)
-
-    def _append_row(self, cur: Cursor, row: ChainRow) -> None:
-        # one row per operation carries its id: a prune's checkpoint row leaves it to the
-        # prune row written after it in the same transaction
-        op = None if row.action == CHECKPOINT else self._op
-        cur.execute(_APPEND, (*row.values(), op))
-
     def _head(self, cur: Cursor) -> tuple[int, str] | None:
         cur.execute("SELECT last_id, last_hash FROM skilldeck_audit_head")
         found = cur.fetchone()
         return (int(found[0]), str(found[1])) if found else None
-
-    def _prune_audit(
-        self, cur: Cursor, audit_before: float, now: float
-    ) -> tuple[int, int | None, str | None]:
-        cur.execute(
-            "SELECT pruned_count, pruned_last_id, pruned_last_hash FROM skilldeck_prune_audit(%s)",
-            (round(now - audit_before, 3),),
-        )
-        count, last_id, last_hash = cur.fetchone()
-        return int(count), last_id, last_hash
 
     def _snapshot(self, action: Callable[[Cursor], T]) -> T:
         """One REPEATABLE READ transaction: the head and the rows of one moment."""
@@ -566,11 +384,130 @@ class PostgresBackend(SqlBackend):
         (skills, tools and pending queue come as JSON aggregates)."""
         return build_session(row, row[6], row[7], row[8])
 
-    def _drop_pending(self, cur: Cursor, session_id: str, tools: list[str]) -> None:
-        cur.execute(
-            "DELETE FROM skilldeck_pending WHERE session_id = %s AND tool = ANY(%s)",
-            (session_id, tools),
-        )
+    # --- changes: one SECURITY DEFINER function each ---------------------------------------
+
+    def _call(self, function: str, *params: object) -> Any:
+        """Run one change function (the operation id last) in a transaction; its result."""
+        marks = ", ".join(["%s"] * (len(params) + 1))
+
+        def action(cur: Cursor) -> Any:
+            cur.execute(f"SELECT {function}({marks})", (*params, self._op))
+            return cur.fetchone()[0]
+
+        return self._run(action)
+
+    @staticmethod
+    def _waiting(cur: Cursor, session_id: str) -> list[str]:
+        cur.execute("SELECT tool FROM skilldeck_pending WHERE session_id = %s", (session_id,))
+        return [str(r[0]) for r in cur.fetchall()]
+
+    def create_session(
+        self, session_id: str, mode: str, label: str, actor: str, now: float
+    ) -> Session:
+        """Insert a new session (audit action ``create``)."""
+        self._call("skilldeck_create_session", session_id, mode, label, actor, now)
+        return Session(id=session_id, created=now, mode=mode, label=label, created_by=actor)
+
+    def activate_skill(
+        self,
+        session_id: str,
+        name: str,
+        allowed_tools: list[str],
+        arguments: str,
+        actor: str,
+        now: float,
+    ) -> bool:
+        """Add or refresh an active skill (audit ``activate``); pending requests its
+        allowed tools cover are resolved."""
+
+        def action(cur: Cursor) -> bool:
+            covered = covered_by(self._waiting(cur, session_id), allowed_tools)
+            cur.execute(
+                "SELECT skilldeck_activate_skill(%s, %s, %s::jsonb, %s, %s::text[], %s, %s, %s)",
+                (
+                    session_id,
+                    name,
+                    json.dumps(allowed_tools),
+                    arguments,
+                    covered,
+                    actor,
+                    now,
+                    self._op,
+                ),
+            )
+            return bool(cur.fetchone()[0])
+
+        return self._run(action)
+
+    def set_tool_state(
+        self, session_id: str, tool: str, state: str | None, actor: str, now: float
+    ) -> bool:
+        """Mark ``tool`` approved/denied (None: forget), dropping it from pending (audit
+        ``approve``/``deny``/``revoke`` with ``was_pending``, ``resolved``, ``previous``,
+        ``previous_actor``). Only the operator's role may."""
+
+        def action(cur: Cursor) -> bool:
+            settled = settled_by(self._waiting(cur, session_id), tool, state)
+            cur.execute(
+                "SELECT skilldeck_set_tool_state(%s, %s, %s, %s::text[], %s, %s, %s)",
+                (session_id, tool, state, settled, actor, now, self._op),
+            )
+            return bool(cur.fetchone()[0])
+
+        return self._run(action)
+
+    def set_mode(self, session_id: str, mode: str, actor: str, now: float) -> bool:
+        """Change the policy mode (audit ``mode``). Only the operator's role may."""
+        return bool(self._call("skilldeck_set_mode", session_id, mode, actor, now))
+
+    def add_pending(self, session_id: str, tool: str, actor: str, now: float) -> bool:
+        """Queue an approval request; True when it was not already pending."""
+        return bool(self._call("skilldeck_add_pending", session_id, tool, actor, now))
+
+    def end_session(self, session_id: str, actor: str, now: float) -> bool:
+        """Mark the session ended (audit ``end``); ending twice keeps the first time."""
+        return bool(self._call("skilldeck_end_session", session_id, actor, now))
+
+    def append_audit(
+        self,
+        session_id: str | None,
+        actor: str,
+        action: str,
+        subject: str,
+        detail: dict[str, Any],
+        now: float,
+    ) -> int:
+        """Append one audit row without another change; return its id."""
+
+        def append(cur: Cursor) -> int:
+            cur.execute(
+                "SELECT skilldeck_append_audit(%s, %s, %s, %s, %s::jsonb, %s, %s)",
+                (session_id, actor, action, subject, encode_detail(detail), now, self._op),
+            )
+            return int(cur.fetchone()[0])
+
+        return self._run(append)
+
+    def prune(
+        self, ended_before: float, audit_before: float, actor: str, now: float
+    ) -> PruneResult:
+        """Delete ended sessions and the oldest audit rows past retention (by the server's
+        clock), then a checkpoint row; only the operator's role may.
+
+        Raises:
+            SkilldeckError: INVALID_PARAM (SS008) when a cutoff is less than a day old.
+        """
+        check_cutoffs(ended_before, audit_before, now)
+
+        def action(cur: Cursor) -> PruneResult:
+            cur.execute(
+                "SELECT pruned_sessions, pruned_audit FROM skilldeck_prune(%s, %s, %s, %s, %s)",
+                (ended_before, audit_before, actor, now, self._op),
+            )
+            sessions, audit = cur.fetchone()
+            return PruneResult(sessions=int(sessions), audit=int(audit))
+
+        return self._run(action)
 
     # --- live changes ---------------------------------------------------------------------
 

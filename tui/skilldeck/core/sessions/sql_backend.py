@@ -1,13 +1,15 @@
-"""The bookkeeping every SQL backend of the session store shares.
+"""The bookkeeping the SQL backends of the session store share.
 
-:class:`SqlBackend` implements :class:`~skilldeck.core.sessions.backend.SessionBackend`
-once: which rows a change touches, which pending requests a decision resolves, and what
+:class:`SqlReader` reads sessions and the audit log and checks its chain, for every SQL
+backend. :class:`SqlBackend` adds the changes, written by the client (SQLite): which rows a
+change touches, which pending requests a decision resolves, and what
 its audit row says. A backend supplies its dialect as :class:`Statements` and a few hooks:
 how a transaction runs (:meth:`SqlBackend._write`, :meth:`SqlBackend._read`), how the
 next audit row is linked to the chain and written with its head, how the oldest audit rows
 are pruned, how a session row is loaded with its skills, tools and pending queue, and how
 pending rows are deleted. Every mutation runs inside one ``_write`` transaction that also
-appends its audit row; the session row is read (and on PostgreSQL locked) first. The hash
+appends its audit row; the session row is read first. PostgreSQL writes through
+``SECURITY DEFINER`` functions instead (:mod:`skilldeck.core.sessions.postgres`). The hash
 chain itself is :mod:`skilldeck.core.sessions.chain`.
 """
 
@@ -37,6 +39,34 @@ VERBS: dict[str | None, str] = {"approved": "approve", "denied": "deny", None: "
 """Audit action of :meth:`SqlBackend.set_tool_state` by new state."""
 
 
+def covered_by(waiting: list[str], allowed_tools: list[str]) -> list[str]:
+    """The pending requests a skill activated with ``allowed_tools`` resolves."""
+    return [t for t in waiting if any(tool_matches(a, t) for a in allowed_tools)]
+
+
+def settled_by(waiting: list[str], tool: str, state: str | None) -> list[str]:
+    """The pending requests a decision on ``tool`` resolves: those it covers (a
+    revocation, ``None``: only ``tool`` itself)."""
+    if state is None:
+        return [t for t in waiting if t == tool]
+    return [t for t in waiting if t == tool or tool_matches(tool, t)]
+
+
+def check_cutoffs(ended_before: float, audit_before: float, now: float) -> None:
+    """Refuse pruning cutoffs less than a day before ``now``.
+
+    Raises:
+        SkilldeckError: INVALID_PARAM (SS008).
+    """
+    shortest = MIN_RETENTION - 0.001  # float rounding of ``now - days * DAY``
+    if not (now - ended_before >= shortest and now - audit_before >= shortest):
+        raise SkilldeckError(
+            ErrorCode.INVALID_PARAM,
+            "pruning keeps at least a day of sessions and audit log",
+            diagnostic="SS008",
+        )
+
+
 class Cursor(Protocol):
     """The DB-API cursor calls the shared bookkeeping makes (sqlite3 and psycopg)."""
 
@@ -59,15 +89,35 @@ class Cursor(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class Statements:
-    """One dialect's SQL for :class:`SqlBackend` (parameters in the order noted).
+class Reads:
+    """One dialect's SQL for :class:`SqlReader` (parameters in the order noted).
 
     Attributes:
         param: The parameter placeholder (``?`` or ``%s``).
-        insert_session: (id, created, mode, label, created_by).
-        select_session: The row :meth:`SqlBackend._load` reads, of session (id).
+        select_session: The row :meth:`SqlReader._load` reads, of session (id).
         all_sessions: Those rows of every session, newest first.
         open_sessions: Those rows of the sessions not ended, newest first.
+        chain_rows: () -> every audit row as :class:`ChainRow` fields (detail as text),
+            oldest first.
+        audit_since: (since_id) -> audit rows; ``AND``/``ORDER BY``/``LIMIT`` are appended.
+        max_audit_id: () -> (highest id or NULL).
+    """
+
+    param: str
+    select_session: str
+    all_sessions: str
+    open_sessions: str
+    chain_rows: str
+    audit_since: str
+    max_audit_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Statements(Reads):
+    """:class:`Reads` and the SQL of the changes :class:`SqlBackend` writes.
+
+    Attributes:
+        insert_session: (id, created, mode, label, created_by).
         lock_session: (id) -> (mode, ended), locking the row where the dialect can.
         upsert_skill: (session, name, allowed_tools JSON, arguments, actor, activated).
         pending_tools: (session) -> (tool) rows.
@@ -79,17 +129,9 @@ class Statements:
         end_session: (ended, id).
         clear_pending: (session).
         delete_ended: (ended_before) -> rowcount.
-        chain_rows: () -> every audit row as :class:`ChainRow` fields (detail as text),
-            oldest first.
-        audit_since: (since_id) -> audit rows; ``AND``/``ORDER BY``/``LIMIT`` are appended.
-        max_audit_id: () -> (highest id or NULL).
     """
 
-    param: str
     insert_session: str
-    select_session: str
-    all_sessions: str
-    open_sessions: str
     lock_session: str
     upsert_skill: str
     pending_tools: str
@@ -101,14 +143,102 @@ class Statements:
     end_session: str
     clear_pending: str
     delete_ended: str
-    chain_rows: str
-    audit_since: str
-    max_audit_id: str
 
 
-class SqlBackend(ABC):
-    """:class:`~skilldeck.core.sessions.backend.SessionBackend` over a SQL database; a
-    subclass sets :attr:`sql` and implements the hooks."""
+class SqlReader(ABC):
+    """The reads of :class:`~skilldeck.core.sessions.backend.SessionBackend` over a SQL
+    database; a subclass sets :attr:`sql` and implements the hooks."""
+
+    sql: Reads
+    """The subclass's dialect."""
+
+    @abstractmethod
+    def _read(self, action: Callable[[Any], T]) -> T:
+        """Run ``action`` on a consistent snapshot."""
+
+    @abstractmethod
+    def _head(self, cur: Any) -> tuple[int, str] | None:
+        """The ``(id, hash)`` head kept outside the audit rows, or None when missing."""
+
+    @abstractmethod
+    def _load(self, cur: Any, row: Any) -> Session:
+        """The session of a :attr:`Reads.select_session` row."""
+
+    @staticmethod
+    def _decode_detail(value: Any) -> object:
+        """An audit detail as the driver returns it, decoded."""
+        return value
+
+    def _snapshot(self, action: Callable[[Any], T]) -> T:
+        """Run ``action`` (several statements) on one consistent snapshot."""
+        return self._read(action)
+
+    def get_session(self, session_id: str) -> Session | None:
+        """Snapshot of one session, or None."""
+
+        def action(cur: Cursor) -> Session | None:
+            cur.execute(self.sql.select_session, (session_id,))
+            row = cur.fetchone()
+            return self._load(cur, row) if row else None
+
+        return self._read(action)
+
+    def list_sessions(self, include_ended: bool) -> list[Session]:
+        """Snapshots, newest first."""
+        sql = self.sql.all_sessions if include_ended else self.sql.open_sessions
+
+        def action(cur: Cursor) -> list[Session]:
+            cur.execute(sql)
+            return [self._load(cur, row) for row in cur.fetchall()]
+
+        return self._read(action)
+
+    def verify_audit(self, anchor: str | None = None) -> AuditVerification:
+        """Check the audit log's hash chain and head (see
+        :func:`~skilldeck.core.sessions.chain.verify_chain`)."""
+
+        def action(cur: Cursor) -> AuditVerification:
+            head = self._head(cur)
+            cur.execute(self.sql.chain_rows)
+            rows = (ChainRow(*row) for row in iter(cur.fetchone, None))
+            return verify_chain(rows, head, anchor)
+
+        return self._snapshot(action)
+
+    def audit(self, session_id: str | None, since_id: int, limit: int | None) -> list[AuditEntry]:
+        """Audit rows with id > ``since_id``, oldest first."""
+        mark = self.sql.param
+        sql = self.sql.audit_since
+        params: list[Any] = [since_id]
+        if session_id is not None:
+            sql += f" AND session_id = {mark}"
+            params.append(session_id)
+        sql += " ORDER BY id"
+        if limit is not None:
+            sql += f" LIMIT {mark}"
+            params.append(limit)
+        decode = self._decode_detail
+
+        def action(cur: Cursor) -> list[AuditEntry]:
+            cur.execute(sql, params)
+            return [audit_entry(row, decode(row[6])) for row in cur.fetchall()]
+
+        return self._read(action)
+
+    def last_audit_id(self) -> int:
+        """Highest audit id (0 when empty): changes whenever anything changes."""
+
+        def action(cur: Cursor) -> int:
+            cur.execute(self.sql.max_audit_id)
+            return int(cur.fetchone()[0] or 0)
+
+        return self._read(action)
+
+
+class SqlBackend(SqlReader):
+    """:class:`~skilldeck.core.sessions.backend.SessionBackend` over a SQL database whose
+    client writes the changes and their audit rows; a subclass sets :attr:`sql` and
+    implements the hooks."""
 
     sql: Statements
     """The subclass's dialect."""
@@ -118,10 +248,6 @@ class SqlBackend(ABC):
     @abstractmethod
     def _write(self, action: Callable[[Any], T]) -> T:
         """Run ``action`` in one writing transaction; return once it is committed."""
-
-    @abstractmethod
-    def _read(self, action: Callable[[Any], T]) -> T:
-        """Run ``action`` on a consistent snapshot."""
 
     @abstractmethod
     def _next_link(self, cur: Any, detail: str) -> tuple[int, str, str]:
@@ -134,10 +260,6 @@ class SqlBackend(ABC):
         """Insert the chained audit row and move the head to it."""
 
     @abstractmethod
-    def _head(self, cur: Any) -> tuple[int, str] | None:
-        """The ``(id, hash)`` head kept outside the audit rows, or None when missing."""
-
-    @abstractmethod
     def _prune_audit(
         self, cur: Any, audit_before: float, now: float
     ) -> tuple[int, int | None, str | None]:
@@ -145,21 +267,8 @@ class SqlBackend(ABC):
         ``audit_before`` and of no open session; return (count, last id, last hash)."""
 
     @abstractmethod
-    def _load(self, cur: Any, row: Any) -> Session:
-        """The session of a :attr:`Statements.select_session` row."""
-
-    @abstractmethod
     def _drop_pending(self, cur: Any, session_id: str, tools: list[str]) -> None:
         """Delete these pending requests of the session."""
-
-    @staticmethod
-    def _decode_detail(value: Any) -> object:
-        """An audit detail as the driver returns it, decoded."""
-        return value
-
-    def _snapshot(self, action: Callable[[Any], T]) -> T:
-        """Run ``action`` (several statements) on one consistent snapshot."""
-        return self._read(action)
 
     # --- shared helpers -------------------------------------------------------------------
 
@@ -204,26 +313,6 @@ class SqlBackend(ABC):
         self._write(action)
         return Session(id=session_id, created=now, mode=mode, label=label, created_by=actor)
 
-    def get_session(self, session_id: str) -> Session | None:
-        """Snapshot of one session, or None."""
-
-        def action(cur: Cursor) -> Session | None:
-            cur.execute(self.sql.select_session, (session_id,))
-            row = cur.fetchone()
-            return self._load(cur, row) if row else None
-
-        return self._read(action)
-
-    def list_sessions(self, include_ended: bool) -> list[Session]:
-        """Snapshots, newest first."""
-        sql = self.sql.all_sessions if include_ended else self.sql.open_sessions
-
-        def action(cur: Cursor) -> list[Session]:
-            cur.execute(sql)
-            return [self._load(cur, row) for row in cur.fetchall()]
-
-        return self._read(action)
-
     def activate_skill(
         self,
         session_id: str,
@@ -243,8 +332,7 @@ class SqlBackend(ABC):
                 self.sql.upsert_skill,
                 (session_id, name, json.dumps(allowed_tools), arguments, actor, now),
             )
-            waiting = self._pending(cur, session_id)
-            covered = [t for t in waiting if any(tool_matches(a, t) for a in allowed_tools)]
+            covered = covered_by(self._pending(cur, session_id), allowed_tools)
             if covered:
                 self._drop_pending(cur, session_id, covered)
             detail = {"allowed_tools": allowed_tools, "arguments": arguments, "resolved": covered}
@@ -272,11 +360,7 @@ class SqlBackend(ABC):
                 cur.execute(self.sql.forget_tool_state, (session_id, tool))
             else:
                 cur.execute(self.sql.put_tool_state, (session_id, tool, state, actor, now))
-            waiting = self._pending(cur, session_id)
-            if state is None:
-                targets = [t for t in waiting if t == tool]
-            else:
-                targets = [t for t in waiting if t == tool or tool_matches(tool, t)]
+            targets = settled_by(self._pending(cur, session_id), tool, state)
             if targets:
                 self._drop_pending(cur, session_id, targets)
             detail = {
@@ -357,13 +441,7 @@ class SqlBackend(ABC):
         Raises:
             SkilldeckError: INVALID_PARAM (SS008) when a cutoff is less than a day old.
         """
-        shortest = MIN_RETENTION - 0.001  # float rounding of ``now - days * DAY``
-        if not (now - ended_before >= shortest and now - audit_before >= shortest):
-            raise SkilldeckError(
-                ErrorCode.INVALID_PARAM,
-                "pruning keeps at least a day of sessions and audit log",
-                diagnostic="SS008",
-            )
+        check_cutoffs(ended_before, audit_before, now)
 
         def action(cur: Cursor) -> PruneResult:
             cur.execute(self.sql.delete_ended, (ended_before,))
@@ -387,44 +465,3 @@ class SqlBackend(ABC):
             return result
 
         return self._write(action)
-
-    def verify_audit(self, anchor: str | None = None) -> AuditVerification:
-        """Check the audit log's hash chain and head (see
-        :func:`~skilldeck.core.sessions.chain.verify_chain`)."""
-
-        def action(cur: Cursor) -> AuditVerification:
-            head = self._head(cur)
-            cur.execute(self.sql.chain_rows)
-            rows = (ChainRow(*row) for row in iter(cur.fetchone, None))
-            return verify_chain(rows, head, anchor)
-
-        return self._snapshot(action)
-
-    def audit(self, session_id: str | None, since_id: int, limit: int | None) -> list[AuditEntry]:
-        """Audit rows with id > ``since_id``, oldest first."""
-        mark = self.sql.param
-        sql = self.sql.audit_since
-        params: list[Any] = [since_id]
-        if session_id is not None:
-            sql += f" AND session_id = {mark}"
-            params.append(session_id)
-        sql += " ORDER BY id"
-        if limit is not None:
-            sql += f" LIMIT {mark}"
-            params.append(limit)
-        decode = self._decode_detail
-
-        def action(cur: Cursor) -> list[AuditEntry]:
-            cur.execute(sql, params)
-            return [audit_entry(row, decode(row[6])) for row in cur.fetchall()]
-
-        return self._read(action)
-
-    def last_audit_id(self) -> int:
-        """Highest audit id (0 when empty): changes whenever anything changes."""
-
-        def action(cur: Cursor) -> int:
-            cur.execute(self.sql.max_audit_id)
-            return int(cur.fetchone()[0] or 0)
-
-        return self._read(action)

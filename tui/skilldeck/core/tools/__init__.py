@@ -5,8 +5,8 @@ skill's tools can be used.
   :class:`ToolAvailability`, :class:`McpServerStatus`);
 * :mod:`.preset`: the built-in preset and the tools file;
 * :mod:`.mcp_config`: the stdio servers of a ``.mcp.json``;
-* :mod:`.mcp_servers`: querying those servers and caching their answers;
-* :mod:`.stdio_client`: the minimal MCP client that lists a server's tools;
+* :mod:`.mcp_servers`: listing those servers' tools (with
+  :mod:`skilldeck.core.mcp_client`) and caching the answers;
 * :mod:`.registry`: :class:`ToolRegistry`, every known tool from all of the above;
 * :mod:`.validation`: a skill's validation mode and the findings about its tools.
 """
@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING
 from skilldeck.core.lazy import facade
 
 if TYPE_CHECKING:
+    from skilldeck.core.mcp_client import McpError, ServerSpec
     from skilldeck.core.tools.mcp_config import find_mcp_config
+    from skilldeck.core.tools.mcp_servers import list_tools
     from skilldeck.core.tools.model import ToolAvailability
     from skilldeck.core.tools.preset import BUILTIN_TOOLS
     from skilldeck.core.tools.registry import ToolRegistry
-    from skilldeck.core.tools.stdio_client import McpQueryError, ServerSpec, list_tools
     from skilldeck.core.tools.validation import (
         check_skill_tools,
         gate_strict,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILTIN_TOOLS",
-    "McpQueryError",
+    "McpError",
     "ServerSpec",
     "ToolAvailability",
     "ToolRegistry",
@@ -46,12 +47,12 @@ __all__ = [
 
 _NAMES = {
     "find_mcp_config": "mcp_config",
+    "McpError": "mcp_servers",
+    "ServerSpec": "mcp_servers",
+    "list_tools": "mcp_servers",
     "ToolAvailability": "model",
     "BUILTIN_TOOLS": "preset",
     "ToolRegistry": "registry",
-    "McpQueryError": "stdio_client",
-    "ServerSpec": "stdio_client",
-    "list_tools": "stdio_client",
     "check_skill_tools": "validation",
     "gate_strict": "validation",
     "invalid_problem": "validation",

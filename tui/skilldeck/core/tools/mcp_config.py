@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from skilldeck.core.config import Settings
+from skilldeck.core.mcp_client import ServerSpec
 from skilldeck.core.model import Diagnostic, Severity
-from skilldeck.core.tools.stdio_client import ServerSpec
 
 MCP_CONFIG_NAME = ".mcp.json"
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

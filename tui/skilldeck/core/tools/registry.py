@@ -27,15 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from skilldeck.core.config import Settings, load_settings
+from skilldeck.core.mcp_client import ServerSpec
 from skilldeck.core.model import Diagnostic, Severity, Skill
 from skilldeck.core.sessions.model import split_tool
 from skilldeck.core.tools.mcp_config import find_mcp_config, read_mcp_config
 from skilldeck.core.tools.mcp_servers import McpCache, query_server
 from skilldeck.core.tools.model import McpServerStatus, ToolAvailability, ToolInfo, ToolStatus
 from skilldeck.core.tools.preset import BUILTIN_TOOLS, read_tools_file
-from skilldeck.core.tools.stdio_client import ServerSpec
 
-_KIND_CODE = {"start": "ST103", "exit": "ST104", "protocol": "ST104", "timeout": "ST105"}
+_KIND_CODE = {"start": "ST103", "timeout": "ST105"}
+"""Diagnostic code by failure kind; any other kind (exited, refused, bad answer) is ST104."""
 
 
 class ToolRegistry:

@@ -4,9 +4,10 @@
 terminal UI and the MCP server each construct one and call its stages; none wires
 discovery, lint, the search index or the tool registry itself
 (``tests/test_architecture.py`` enforces it). Beside it: :mod:`.resolve` (which skill a
-name means), :mod:`.oneshot` (a search that starts and exits), :mod:`.lint_store` (lint
-findings kept in the local store), :mod:`.watch` (what to stat to see a change) and
-:mod:`.views` (the name order of the read side).
+name means), :mod:`.actions` (the write door: load, read, run, toolsets, approvals),
+:mod:`.remotes` (remote catalogs as a source), :mod:`.oneshot` (a search that starts and
+exits), :mod:`.lint_store` (lint findings kept in the local store), :mod:`.watch` (what to
+stat to see a change) and :mod:`.views` (the name order of the read side).
 """
 
 from typing import TYPE_CHECKING
@@ -14,12 +15,33 @@ from typing import TYPE_CHECKING
 from skilldeck.core.lazy import facade
 
 if TYPE_CHECKING:
+    from skilldeck.core.workspace.actions import Actions, Loaded, Read, SessionRef, Target
+    from skilldeck.core.workspace.remotes import Approval, RemoteSource
     from skilldeck.core.workspace.resolve import NAME_MAX, check_lookup
     from skilldeck.core.workspace.workspace import Scope, Workspace
 
-__all__ = ["NAME_MAX", "Scope", "Workspace", "check_lookup"]
+__all__ = [
+    "NAME_MAX",
+    "Actions",
+    "Approval",
+    "Loaded",
+    "Read",
+    "RemoteSource",
+    "Scope",
+    "SessionRef",
+    "Target",
+    "Workspace",
+    "check_lookup",
+]
 
 _NAMES = {
+    "Actions": "actions",
+    "Loaded": "actions",
+    "Read": "actions",
+    "SessionRef": "actions",
+    "Target": "actions",
+    "Approval": "remotes",
+    "RemoteSource": "remotes",
     "NAME_MAX": "resolve",
     "check_lookup": "resolve",
     "Scope": "workspace",

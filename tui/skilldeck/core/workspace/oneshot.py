@@ -107,7 +107,10 @@ def quick_index(workspace: Workspace, scope: Scope, semantic: bool) -> SearchInd
     if index is None:
         index = workspace.index(scope)
     if semantic and not index.semantic:
-        index.enable_semantic()
+        try:
+            index.enable_semantic(workspace.embedding)
+        finally:
+            workspace.report("")
     return index
 
 

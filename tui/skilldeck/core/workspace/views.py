@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from skilldeck.core.model import Skill
+from skilldeck.core.model import Diagnostic, Skill
 
 
 def sort_key(skill: Skill) -> tuple[str, bool, int, str]:
@@ -43,3 +43,16 @@ def listed_counts(skills: Iterable[Skill]) -> tuple[int, dict[str, int]]:
         else:
             usable += 1
     return usable, others
+
+
+def merged_diagnostics(found: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """``found`` without repeats (same code, message and line), by line then severity."""
+    seen: set[tuple[str, str, int | None]] = set()
+    merged: list[Diagnostic] = []
+    for diag in found:
+        key = (diag.code, diag.message, diag.line)
+        if key not in seen:
+            seen.add(key)
+            merged.append(diag)
+    merged.sort(key=lambda d: (d.line or 0, d.severity.rank, d.code))
+    return merged

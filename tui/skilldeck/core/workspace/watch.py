@@ -3,7 +3,8 @@ every long-running face (the MCP server and the TUI poll it).
 
 SKILL.md files take the (mtime, size) discovery recorded, so a baseline costs no stat of
 them; the folders that gain new skills (roots, parents of skill folders), the registry
-and tools files and the config file are stat'ed when the baseline is taken.
+and tools files and the config file are stat'ed when the baseline is taken. Default
+roots that appear or go after it are found by :func:`roots_changed`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from skilldeck.core.config import config_path
+from skilldeck.core.config import Settings, config_path
 from skilldeck.core.model import Catalog
 
 
@@ -44,6 +45,15 @@ def baseline(catalog: Catalog, files: list[Path]) -> dict[str, tuple[int, int]]:
     for folder in folders:
         stats.setdefault(folder, stat(folder))
     return stats
+
+
+def roots_changed(current: list[Path], settings: Settings, cwd: Path | None) -> bool:
+    """Whether the default skill roots differ from ``current`` (a folder such as
+    ``~/.claude/skills`` created after the last discovery: the stat baseline covers only
+    roots that existed). A few ``is_dir`` calls, about 0.2 ms."""
+    from skilldeck.core.discovery import default_roots
+
+    return [root.path for root in default_roots(settings, cwd)] != current
 
 
 def changed(watch: dict[str, tuple[int, int]]) -> bool:

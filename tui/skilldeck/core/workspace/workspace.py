@@ -6,29 +6,25 @@ index or the tool registry itself (``tests/test_architecture.py`` enforces it).
 
 Stages (each blocking; the TUI runs them in a thread worker):
 
-* :meth:`Workspace.discover` scans the roots; unchanged skills come from the local store;
-  ``tool-validation: strict`` is applied (:func:`~skilldeck.core.tools.gate_strict`): a
-  strict skill missing a required tool is invalid for every face.
-* :meth:`Workspace.lint` adds the lint findings (cross-skill rules included).
-* :meth:`Workspace.index` loads the persisted search index (or builds it) for a scope.
-* :meth:`Workspace.tools` loads the tool registry and checks every skill's tools.
+* :meth:`Workspace.discover` scans the roots (unchanged skills from the local store) and
+  applies ``tool-validation: strict`` (:func:`~skilldeck.core.tools.gate_strict`).
+* :meth:`Workspace.lint` adds lint findings; :meth:`Workspace.index` loads (or builds) the
+  search index of a scope; :meth:`Workspace.tools` checks every skill's tools.
 * :meth:`Workspace.refresh` / :meth:`Workspace.refresh_if_changed` discover again and
   bring the later stages up to date for what changed.
-* :meth:`Workspace.search` is the one search of every face (people and agents, one-shot
-  commands and long-running faces); a command that searches and exits skips the stages
-  above when the store proves the catalog unchanged
+* :meth:`Workspace.search` is the one search of every face; a command that searches and
+  exits skips the stages above when the store proves the catalog unchanged
   (:mod:`~skilldeck.core.workspace.oneshot`).
 * :attr:`Workspace.telemetry` is the one telemetry writer, configured by the face's
   settings and passed down to search, loading, sessions and execution.
+* :attr:`Workspace.actions` is the one write door (load, read, run, toolsets, approvals;
+  :mod:`~skilldeck.core.workspace.actions`); :attr:`Workspace.remotes` the remote catalogs,
+  a source beside the roots (:mod:`~skilldeck.core.workspace.remotes`).
 
-Beside it: :mod:`~skilldeck.core.workspace.lint_store` (lint findings kept in the local
-store), :mod:`~skilldeck.core.workspace.watch` (what to stat to see a change) and
-:mod:`~skilldeck.core.workspace.views` (the name order of the read side). The default
-limits (:data:`HUMAN_LIMIT`, :data:`AGENT_LIMIT`) come from :mod:`skilldeck.core.limits`.
+Beside it: :mod:`.lint_store`, :mod:`.watch`, :mod:`.views`; limits: :mod:`skilldeck.core.limits`.
 
-Thread safety: a stage computes outside the lock and swaps its result in under
-:attr:`Workspace.lock`; readers take a consistent snapshot under it. Searches hold the
-lock too (an index may be updated in place by a refresh).
+Thread safety: a stage computes outside :attr:`Workspace.lock` and swaps its result in
+under it; readers and searches take a consistent snapshot under it.
 """
 
 from __future__ import annotations
@@ -38,6 +34,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -45,8 +42,8 @@ from skilldeck.core.config import Settings
 from skilldeck.core.limits import AGENT_LIMIT, HUMAN_LIMIT
 from skilldeck.core.model import Catalog, Diagnostic, Severity, Skill, Source
 from skilldeck.core.telemetry import Telemetry
-from skilldeck.core.workspace.views import listed, listed_counts, sort_key
-from skilldeck.core.workspace.watch import baseline, config_file, stat
+from skilldeck.core.workspace.views import listed, listed_counts, merged_diagnostics, sort_key
+from skilldeck.core.workspace.watch import baseline, config_file, roots_changed, stat
 from skilldeck.core.workspace.watch import changed as watched_changed
 
 if TYPE_CHECKING:
@@ -55,7 +52,9 @@ if TYPE_CHECKING:
     from skilldeck.core.search import SearchIndex, SearchResponse
     from skilldeck.core.store import LocalStore
     from skilldeck.core.tools import ToolAvailability, ToolRegistry
+    from skilldeck.core.workspace.actions import Actions
     from skilldeck.core.workspace.oneshot import Scanned
+    from skilldeck.core.workspace.remotes import RemoteSource
 
 __all__ = ["FULL_RELINT_MAX", "Scope", "Workspace"]
 
@@ -131,17 +130,34 @@ class Workspace:
         self._roots: list[Root] | None = None
         self._registry: ToolRegistry | None = None
         self._indexes: dict[Scope, tuple[int, SearchIndex]] = {}
-        self._sorted: list[Skill] | None = None
+        self._sorted: tuple[Catalog, list[Skill]] | None = None
+        """The catalog last sorted and its skills by name (a stale sort is never used)."""
         self._by_path: dict[Path, Skill] = {}
         self._by_name: dict[str, Skill] = {}
         self._visible: list[Skill] = []
         self._watch: dict[str, tuple[int, int]] = {}
         self.settings_stale = False
-        """The config file changed since a change check first saw it: :attr:`settings`
-        are not reloaded live, each face says a restart applies them."""
+        """The config file changed since first seen: a restart applies :attr:`settings`."""
         self.scan_seconds = 0.0
+        self.progress: Callable[[str], None] | None = None
+        """Told what long step runs now (``reading skills: 1500 of 4000``), and ``""``
+        when it ended: a face shows it (the CLI on a terminal's stderr); None: nobody."""
         self._refresh_lock = threading.Lock()
         self._index_lock = threading.Lock()
+
+    @cached_property
+    def actions(self) -> Actions:
+        """The one write door (:class:`~skilldeck.core.workspace.actions.Actions`)."""
+        from skilldeck.core.workspace.actions import Actions
+
+        return Actions(self)
+
+    @cached_property
+    def remotes(self) -> RemoteSource:
+        """The remote catalogs, a source beside the local roots (:mod:`.remotes`)."""
+        from skilldeck.core.workspace.remotes import RemoteSource
+
+        return RemoteSource(self)
 
     @property
     def notices(self) -> list[str]:
@@ -186,16 +202,23 @@ class Workspace:
 
         if not self.explicit_roots and walked is None:
             self._roots = None
+        self.report("looking for skills")
         walked = walked or scan(self)
-        catalog = discover(
-            walked.roots,
-            self.settings,
-            profile=self.profile,
-            store=self.store,
-            progress=progress,
-            scanned=walked.groups,
-            scan_diagnostics=walked.diagnostics,
-        )
+        if progress is None and self.progress is not None:
+            total = sum(len(group.found) for group in walked.groups)
+            progress = self._reading(total)
+        try:
+            catalog = discover(
+                walked.roots,
+                self.settings,
+                profile=self.profile,
+                store=self.store,
+                progress=progress,
+                scanned=walked.groups,
+                scan_diagnostics=walked.diagnostics,
+            )
+        finally:
+            self.report("")
         self._gate(catalog)
         files = [self.settings.registry_file, self.settings.tools_path]
         watch = baseline(catalog, files) if self.watch else {}
@@ -210,6 +233,14 @@ class Workspace:
             self.fingerprint = walked.fingerprint
             self.generation += 1
         return catalog
+
+    def _reading(self, total: int) -> Callable[[int], None]:
+        return lambda done: self.report(f"reading skills: {done} of {total}")
+
+    def report(self, text: str) -> None:
+        """Tell :attr:`progress` (when set) what long step runs now; ``""``: none."""
+        if self.progress is not None:
+            self.progress(text)
 
     def _gate(self, catalog: Catalog) -> None:
         """Apply ``tool-validation: strict`` (the registry is loaded only when some skill is
@@ -275,9 +306,13 @@ class Workspace:
         from skilldeck.core.search.persist import load_or_build
 
         key = self.index_key(scope)
-        index = load_or_build(
-            skills, self.store, key, self.settings, semantic=semantic, fingerprint=fingerprint
-        )
+        self.report(f"indexing {len(skills)} skills")
+        try:
+            index = load_or_build(
+                skills, self.store, key, self.settings, semantic=semantic, fingerprint=fingerprint
+            )
+        finally:
+            self.report("")
         index.telemetry = self.telemetry
         return index
 
@@ -319,12 +354,20 @@ class Workspace:
                 self.tool_findings.update(findings)
 
     def enable_semantic(self, scope: Scope = "all") -> bool:
-        """Add the embedding signal to the index (slow: call from a thread).
+        """Add the embedding signal to the index (slow: call from a thread), telling
+        :attr:`progress` how many skills are embedded.
 
         Not under :attr:`lock`: searches go on (lexical) while the model embeds; the index
         switches the signal on once the embeddings are complete.
         """
-        return bool(self.index(scope).enable_semantic())
+        try:
+            return bool(self.index(scope).enable_semantic(self.embedding))
+        finally:
+            self.report("")
+
+    def embedding(self, done: int, total: int) -> None:
+        """Tell :attr:`progress` how far embedding has come (``done`` of ``total`` texts)."""
+        self.report(f"embedding for semantic search: {done:,} of {total:,}")
 
     def semantic(self, scope: Scope = "all") -> bool:
         """Whether the index of ``scope`` has the embedding signal."""
@@ -368,11 +411,8 @@ class Workspace:
         if len(catalog.skills) <= FULL_RELINT_MAX:
             self.lint(self.lint_config)
             return
-        fresh = {
-            s.path: lint_skill(s, catalog, self.lint_config)
-            for s in catalog.skills
-            if s.path in changed
-        }
+        config, skills = self.lint_config, catalog.skills
+        fresh = {s.path: lint_skill(s, catalog, config) for s in skills if s.path in changed}
         with self.lock:
             for path in changed:
                 self.lint_findings.pop(path, None)
@@ -383,7 +423,10 @@ class Workspace:
         with self.lock:
             watch = self._watch
         started = time.perf_counter()
-        changed = watched_changed(watch)
+        changed = watched_changed(watch) or (
+            not self.explicit_roots
+            and roots_changed([root.path for root in self.roots()], self.settings, self.cwd)
+        )
         self.scan_seconds = time.perf_counter() - started
         return changed
 
@@ -425,40 +468,20 @@ class Workspace:
         return self._by_name.get(name)
 
     def resolve(self, name: str, *, for_model: bool = False) -> Skill:
-        """The skill ``name`` means: the winning skill of that name, or (for a person, not
-        a model) the skill whose SKILL.md or folder the text is a path to. The one name
-        lookup of every face (:mod:`~skilldeck.core.workspace.resolve`).
+        """The skill ``name`` means, for a person or (``for_model``) an agent: the one name
+        lookup of every face (:func:`~skilldeck.core.workspace.resolve.resolve`)."""
+        from skilldeck.core.workspace.resolve import resolve
 
-        Args:
-            name: What the caller typed or sent.
-            for_model: An agent asks: the skill must be one a model may load.
-
-        Raises:
-            SkilldeckError: INVALID_PARAM for a name no skill can have; NOT_FOUND with the
-                nearest names (of the skills the caller may see); PERMISSION_DENIED with a
-                ``reason`` (``disabled``, ``missing_required_tools``, ``invalid``,
-                ``model_invocation_disabled``) when a model may not load it.
-        """
-        from skilldeck.core.loader import unknown_skill
-        from skilldeck.core.workspace.resolve import by_path, check_lookup, model_refusal
-
-        check_lookup(name)
-        skill = self.by_name(name)
-        if skill is None and not for_model:
-            skill = by_path(self.catalog, name)
-        if skill is None:
-            names = [s.name for s in self._visible] if for_model else self.catalog.names()
-            raise unknown_skill(name, names)
-        refusal = model_refusal(skill) if for_model else None
-        if refusal is not None:
-            raise refusal
-        return skill
+        return resolve(self.catalog, self._by_name, self._visible, name, for_model=for_model)
 
     def all_sorted(self) -> list[Skill]:
         """Every skill (shadowed ones too), sorted by name."""
-        sorted_ = self._sorted
-        if sorted_ is None:
-            sorted_ = self._sorted = sorted(self.catalog.skills, key=sort_key)
+        catalog = self.catalog
+        cached = self._sorted
+        if cached is not None and cached[0] is catalog:
+            return cached[1]
+        sorted_ = sorted(catalog.skills, key=sort_key)
+        self._sorted = (catalog, sorted_)
         return sorted_
 
     def listed(self) -> list[Skill]:
@@ -477,26 +500,13 @@ class Workspace:
 
     def diagnostics_for(self, skill: Skill) -> list[Diagnostic]:
         """Parse, validation, tool and lint findings of one skill, by line then severity."""
-        seen: set[tuple[str, str, int | None]] = set()
-        merged: list[Diagnostic] = []
-        for diag in [
-            *skill.diagnostics,
-            *self.tool_findings.get(skill.path, []),
-            *self.lint_findings.get(skill.path, []),
-        ]:
-            key = (diag.code, diag.message, diag.line)
-            if key not in seen:
-                seen.add(key)
-                merged.append(diag)
-        merged.sort(key=lambda d: (d.line or 0, d.severity.rank, d.code))
-        return merged
+        tools, lint = self.tool_findings.get(skill.path, []), self.lint_findings.get(skill.path, [])
+        return merged_diagnostics([*skill.diagnostics, *tools, *lint])
 
     def counts(self, skill: Skill) -> tuple[int, int]:
         """Number of errors and warnings of one skill (lint included)."""
-        diags = self.diagnostics_for(skill)
-        errors = sum(1 for d in diags if d.severity is Severity.ERROR)
-        warnings = sum(1 for d in diags if d.severity is Severity.WARNING)
-        return errors, warnings
+        severities = [d.severity for d in self.diagnostics_for(skill)]
+        return severities.count(Severity.ERROR), severities.count(Severity.WARNING)
 
     def tools_complete(self, skill: Skill) -> bool | None:
         """Whether all required tools are available (None: not known yet)."""
@@ -517,6 +527,8 @@ class Workspace:
         tools: set[str] | None = None,
         agent: bool = False,
         semantic: bool | None = None,
+        session: str | None = None,
+        remotes: bool = False,
     ) -> SearchResponse:
         """The one search every face uses: rank the skills of ``scope`` for ``query``.
 
@@ -537,11 +549,18 @@ class Workspace:
                 ``skill_selected`` to :attr:`telemetry`.
             semantic: The embedding signal: None uses it when the index has it, True turns
                 it on first (slow the first time), False skips it for this query.
+            session: With ``agent``, the session the request came from (in the event).
+            remotes: Rank the skills of the remote catalogs too (``label:name``) in one
+                index with the local ones (:meth:`RemoteSource.search`).
         """
         from skilldeck.core.search import agent_search
 
         if limit is None:
             limit = AGENT_LIMIT if agent else HUMAN_LIMIT
+        if remotes and self.remotes.configured:
+            found = self.remotes.search(query, scope, limit, explain, tools, agent, session)
+            if found is not None:
+                return found
         index = self._searchable(scope, semantic=bool(semantic))
         with self.lock:
             if agent:
@@ -552,6 +571,7 @@ class Workspace:
                     self.settings,
                     available_tools=tools,
                     telemetry=self.telemetry,
+                    session=session,
                 )
             return index.search(
                 query, limit=limit, explain=explain, available_tools=tools, semantic=semantic
@@ -572,10 +592,8 @@ class Workspace:
         return index
 
     def quick_index(self, scope: Scope = "active", *, semantic: bool = False) -> SearchIndex:
-        """The index of ``scope`` for one-shot searches (kept for the next queries): the
-        saved one when the store proves the catalog unchanged and this workspace has not
-        discovered yet, else :meth:`discover` (once) then :meth:`index` (see
-        :func:`~skilldeck.core.workspace.oneshot.quick_index`)."""
+        """The index of ``scope`` for one-shot searches, kept for the next queries
+        (:func:`~skilldeck.core.workspace.oneshot.quick_index`)."""
         from skilldeck.core.workspace.oneshot import quick_index
 
         index = self._oneshot.get(scope)

@@ -1,0 +1,66 @@
+"""``skilldeck usage`` over two real MCP sessions (the SDK's stdio client against
+``skilldeck serve``): one searches and never loads, one searches and loads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mcp_harness import ServerClient, cli, make_home
+
+from conftest import write_skill
+
+REQUEST = "fill in the fields of a pdf form"
+
+
+def build(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "skills"
+    write_skill(
+        root,
+        "pdf-forms",
+        description="Fill in PDF form fields and flatten PDF forms. Use when a user asks to "
+        "fill a pdf form.",
+    )
+    write_skill(root, "git-history", description="Explain git history and blame. Use for git log.")
+    return root, make_home(tmp_path / "home")
+
+
+def session(root: Path, home: Path, *, load: bool) -> str:
+    """One MCP session: search for REQUEST (and load its match when ``load``); its id."""
+    client = ServerClient(root, home).start()
+    try:
+        found = client.call("search_skills", {"query": REQUEST})
+        data = found.structured_content
+        assert isinstance(data, dict) and data["confident"], data
+        assert data["results"][0]["name"] == "pdf-forms"
+        if load:
+            assert not client.call("load_skill", {"name": "pdf-forms"}).is_error
+    finally:
+        client.close()
+    listed = json.loads(cli(home, "session", "list", "--all", "--format", "json"))
+    return str(max(listed["sessions"], key=lambda s: s["created"])["id"])
+
+
+def test_usage_reports_matches_loads_and_the_silent_miss(tmp_path: Path) -> None:
+    root, home = build(tmp_path)
+    ignored = session(root, home, load=False)
+    used = session(root, home, load=True)
+    assert ignored != used
+    report = json.loads(cli(home, "--root", str(root), "usage", "--format", "json"))
+    assert report["schema"] == 1
+    skills: dict[str, Any] = {s["name"]: s for s in report["skills"]}
+    pdf = skills["pdf-forms"]
+    assert pdf["matched"] == 2
+    assert pdf["loaded"] == {"total": 1, "by_actor": {"agent": 1}}
+    assert [m["session"] for m in pdf["silent_misses"]] == [ignored]
+    assert [r["query"] for r in pdf["silent_misses"][0]["requests"]] == [REQUEST]
+    assert report["never_used"] == ["git-history"]
+    assert sum(day["silent_misses"] for day in report["days"]) == 1
+    only = json.loads(
+        cli(home, "--root", str(root), "usage", "--session", used, "--format", "json")
+    )
+    assert {s["name"]: len(s["silent_misses"]) for s in only["skills"]} == {"pdf-forms": 0}
+    text = cli(home, "--root", str(root), "usage")
+    assert "pdf-forms" in text and ignored[:12] in text
+    assert max(len(line) for line in text.splitlines()) <= 80
