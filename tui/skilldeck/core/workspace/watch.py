@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skilldeck.core.config import Settings, config_path
-from skilldeck.core.model import Catalog
+from skilldeck.core.model import Catalog, Source
+
+if TYPE_CHECKING:
+    from skilldeck.core.discovery import Root
 
 
 def stat(path: str) -> tuple[int, int]:
@@ -47,13 +51,15 @@ def baseline(catalog: Catalog, files: list[Path]) -> dict[str, tuple[int, int]]:
     return stats
 
 
-def roots_changed(current: list[Path], settings: Settings, cwd: Path | None) -> bool:
+def roots_changed(current: list[Root], settings: Settings, cwd: Path | None) -> bool:
     """Whether the default skill roots differ from ``current`` (a folder such as
     ``~/.claude/skills`` created after the last discovery: the stat baseline covers only
-    roots that existed). A few ``is_dir`` calls, about 0.2 ms."""
+    roots that existed); never for explicit roots. A few ``is_dir`` calls, about 0.2 ms."""
     from skilldeck.core.discovery import default_roots
 
-    return [root.path for root in default_roots(settings, cwd)] != current
+    if any(root.source is Source.EXPLICIT for root in current):
+        return False
+    return [root.path for root in default_roots(settings, cwd)] != [r.path for r in current]
 
 
 def changed(watch: dict[str, tuple[int, int]]) -> bool:

@@ -423,10 +423,7 @@ class Workspace:
         with self.lock:
             watch = self._watch
         started = time.perf_counter()
-        changed = watched_changed(watch) or (
-            not self.explicit_roots
-            and roots_changed([root.path for root in self.roots()], self.settings, self.cwd)
-        )
+        changed = watched_changed(watch) or roots_changed(self.roots(), self.settings, self.cwd)
         self.scan_seconds = time.perf_counter() - started
         return changed
 
