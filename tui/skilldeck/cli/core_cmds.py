@@ -49,7 +49,11 @@ def register(sub: Any) -> None:
     p.add_argument("name", help="skill name")
     p.add_argument("path", help="path relative to the skill folder")
     p.set_defaults(func=cmd_read)
+    _register_checks(sub)
 
+
+def _register_checks(sub: Any) -> None:
+    """``validate``, ``lint``, ``prompt`` and ``rules``."""
     p = sub.add_parser("validate", help="check skills against a profile (exit 1 on errors)")
     p.add_argument(
         "paths",
