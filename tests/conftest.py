@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from pg_server import own_pg_server, pg_server, pg_url, sessions_url  # noqa: F401
+from skilldeck.core.config import Settings, load_settings
+from skilldeck.core.model import Skill
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED_SKILLS = REPO / "skills"
@@ -206,3 +208,38 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.chdir(folder)
     return folder
+
+
+@pytest.fixture
+def exec_on(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """``skills_exec`` on (runs limited to 20 s) in the isolated home's config.toml, with no
+    environment variable overriding it."""
+    for name in ("SKILLDECK_SKILLS_EXEC", "SKILLDECK_REQUIRE_SANDBOX"):
+        monkeypatch.delenv(name, raising=False)
+    (isolated_home / "config.toml").write_text(
+        "skills_exec = true\nexec_timeout_s = 20\n", encoding="utf-8"
+    )
+    return load_settings()
+
+
+def skill_with_files(root: Path, files: dict[str, str], name: str = "demo") -> Skill:
+    """Skill ``name`` under ``root`` holding ``files`` (relative path to text), parsed."""
+    from skilldeck.core.discovery.frontmatter import parse_skill_file
+
+    path = write_skill(root, name, description="Demo skill. Use when testing scripts.")
+    for rel, text in files.items():
+        target = path.parent / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return parse_skill_file(path, root=root)
+
+
+def allowed_skill(root: Path, files: dict[str, str], name: str = "demo") -> Skill:
+    """:func:`skill_with_files`, each of its files allowed in the home allowlist as the
+    skill is now (what ``skilldeck allow`` writes)."""
+    from skilldeck.core.execution import add_to_allowlist, resolve_script
+
+    skill = skill_with_files(root, files, name)
+    for rel in files:
+        add_to_allowlist(resolve_script(skill, rel))
+    return skill

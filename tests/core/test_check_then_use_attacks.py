@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
+from conftest import allowed_skill as allowed
 from conftest import write_skill
-from skilldeck.core.config import Settings, load_settings
+from skilldeck.core.config import Settings
 from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.execution import (
@@ -34,35 +35,12 @@ from skilldeck.core.execution import (
     seccomp,
 )
 from skilldeck.core.install import local_copy
-from skilldeck.core.model import Skill
 from skilldeck.core.remote import review as remote_review
 from skilldeck.core.remote.entries import RemoteEntry, RemoteFile
 
 IN_BWRAP = sandbox_level().level == "bwrap"
 NOBODY = 65534
 bwrap_only = pytest.mark.skipif(not IN_BWRAP, reason="needs a usable bwrap")
-
-
-@pytest.fixture
-def exec_on(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    for name in ("SKILLDECK_SKILLS_EXEC", "SKILLDECK_REQUIRE_SANDBOX"):
-        monkeypatch.delenv(name, raising=False)
-    (isolated_home / "config.toml").write_text(
-        "skills_exec = true\nexec_timeout_s = 20\n", encoding="utf-8"
-    )
-    return load_settings()
-
-
-def allowed(root: Path, files: dict[str, str], name: str = "demo") -> Skill:
-    path = write_skill(root, name, description="Demo skill. Use when testing scripts.")
-    for rel, text in files.items():
-        target = path.parent / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    skill = parse_skill_file(path, root=root)
-    for rel in files:
-        add_to_allowlist(resolve_script(skill, rel))
-    return skill
 
 
 LATE_DIALER = """\

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_skill
-from skilldeck.core.config import Settings, load_settings
-from skilldeck.core.discovery.frontmatter import parse_skill_file
+from conftest import skill_with_files as make
+from skilldeck.core.config import Settings
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.execution import (
     add_to_allowlist,
@@ -35,25 +34,6 @@ def test_ci_gets_the_bwrap_level() -> None:
     if os.environ.get("SKILLDECK_REQUIRE_BWRAP") != "1":
         pytest.skip("SKILLDECK_REQUIRE_BWRAP is not set")
     assert sandbox_level().level == "bwrap", sandbox_level()
-
-
-@pytest.fixture
-def exec_on(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    for name in ("SKILLDECK_SKILLS_EXEC", "SKILLDECK_REQUIRE_SANDBOX"):
-        monkeypatch.delenv(name, raising=False)
-    (isolated_home / "config.toml").write_text(
-        "skills_exec = true\nexec_timeout_s = 20\n", encoding="utf-8"
-    )
-    return load_settings()
-
-
-def make(root: Path, files: dict[str, str], name: str = "demo") -> Skill:
-    path = write_skill(root, name, description="Demo skill. Use when testing scripts.")
-    for rel, text in files.items():
-        target = path.parent / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    return parse_skill_file(path, root=root)
 
 
 def allow(skill: Skill, script: str) -> None:

@@ -17,14 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_skill
-from skilldeck.core.config import Settings, load_settings
-from skilldeck.core.discovery.frontmatter import parse_skill_file
+from conftest import allowed_skill as allowed
+from skilldeck.core.config import Settings
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.execution import (
-    add_to_allowlist,
     execute,
-    resolve_script,
     runner,
     sandbox,
     sandbox_level,
@@ -70,28 +67,6 @@ if fd >= 0:
         except OSError as exc:
             print('openat', exc.strerror)
 """
-
-
-@pytest.fixture
-def exec_on(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    for name in ("SKILLDECK_SKILLS_EXEC", "SKILLDECK_REQUIRE_SANDBOX"):
-        monkeypatch.delenv(name, raising=False)
-    (isolated_home / "config.toml").write_text(
-        "skills_exec = true\nexec_timeout_s = 20\n", encoding="utf-8"
-    )
-    return load_settings()
-
-
-def allowed(root: Path, files: dict[str, str], name: str = "demo") -> Skill:
-    path = write_skill(root, name, description="Demo skill. Use when testing scripts.")
-    for rel, text in files.items():
-        target = path.parent / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    skill = parse_skill_file(path, root=root)
-    for rel in files:
-        add_to_allowlist(resolve_script(skill, rel))
-    return skill
 
 
 def refusal(settings: Settings, skill: Skill, script: str, *args: str) -> SkilldeckError:

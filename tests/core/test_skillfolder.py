@@ -13,7 +13,7 @@ import pytest
 
 from conftest import write_skill
 from skilldeck.core import skillfolder
-from skilldeck.core.config import Settings, load_settings
+from skilldeck.core.config import Settings
 from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.execution import (
@@ -170,16 +170,6 @@ def shipped_bytecode(root: Path) -> Skill:
     )
     evil.unlink()
     return skill
-
-
-@pytest.fixture
-def exec_on(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    for name in ("SKILLDECK_SKILLS_EXEC", "SKILLDECK_REQUIRE_SANDBOX"):
-        monkeypatch.delenv(name, raising=False)
-    (isolated_home / "config.toml").write_text(
-        "skills_exec = true\nexec_timeout_s = 20\n", encoding="utf-8"
-    )
-    return load_settings()
 
 
 def test_shipped_bytecode_is_flagged_by_lint_and_review(tmp_path: Path) -> None:
