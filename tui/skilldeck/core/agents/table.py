@@ -1,7 +1,7 @@
 """Where each coding agent looks for skills, from its own documentation.
 
 Every folder, precedence and listing limit below is what the agent's documentation says
-(the ``docs`` URLs, also listed in the README's "What each agent sees" section); where a
+(the ``docs`` URLs, also listed in docs/usage.md); where a
 document is silent the entry says so (``precedence`` "not documented") instead of guessing.
 Folders are relative to the home folder (``user``) or to a project folder (``project``:
 the working folder and its parents up to the repository root, nearest first).

@@ -22,8 +22,8 @@ MetaTool requests that need no skill, as the rule with the most confident-and-ri
 answers whose precision on train is at least :data:`TARGET_PRECISION` on the corpus and
 :data:`TARGET_PRECISION_OUTSIDE` on MetaTool while at most half of
 :data:`MAX_FALSE_ALARMS` of the no-skill requests are flagged on either catalog (half:
-there are only 84 of them in train). The held-out figures are in the README's search-quality
-section. Raising ``confidence_threshold`` makes the flag stricter (fewer, surer answers).
+there are only 84 of them in train). The held-out figures are in the search-quality section
+of docs/search.md. Raising ``confidence_threshold`` makes the flag stricter (fewer, surer answers).
 """
 
 from __future__ import annotations

@@ -298,7 +298,7 @@ class EmbeddingSignal:
         given to some skills do not lower the others); None without embeddings or when
         no skill has examples. A signal of its own: taking the better of it and the
         description's cosine as the semantic signal did worse (5-fold cross-validation,
-        README)."""
+        docs/search.md)."""
         if self._examples is None or self._embedder is None:
             return None
         from skilldeck.core.search.semantic import SemanticUnavailable

@@ -20,7 +20,7 @@ README granted before) and no EXECUTE on any function until granted:
   (``pg_has_role(session_user, owner, 'USAGE')``, checked inside the functions): it alone
   may approve, deny, revoke, change a mode and prune, and write rows as any actor;
 * **the servers' role** (any other role, granted SELECT and EXECUTE on the agent's
-  functions, README) may create and end sessions, activate skills, queue requests and
+  functions, docs/sessions.md) may create and end sessions, activate skills, queue requests and
   append audit rows, each audited, and only as actor ``agent``: it cannot approve a tool,
   forge an ``operator`` row, or write an audit row whose hash it chose.
 
