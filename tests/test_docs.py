@@ -277,3 +277,21 @@ def test_mkdocs_builds_strictly(tmp_path: Path) -> None:
     assert (site / "index.html").is_file()
     assert (site / "screenshots" / "main.png").is_file()
     assert "screenshots/main.png" in (site / "tui" / "index.html").read_text(encoding="utf-8")
+
+
+def _threat_table(text: str) -> list[str]:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| Attack"))
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return lines[start:end]
+
+
+def test_the_readme_shows_the_threat_model_as_the_security_page_has_it() -> None:
+    """The README carries the threat-model table (issue #32) and docs/security.md the same
+    table with its tests: one table, never two that drift apart."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    assert len(_threat_table(readme)) > 10
+    assert _threat_table(readme) == _threat_table(page)
