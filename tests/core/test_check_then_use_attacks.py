@@ -9,7 +9,6 @@ import hashlib
 import os
 import shutil
 import socket
-import struct
 import subprocess
 import tempfile
 import threading
@@ -22,6 +21,7 @@ import pytest
 
 from conftest import allowed_skill as allowed
 from conftest import write_skill
+from seccomp_vm import run_filter
 from skilldeck.core.config import Settings
 from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.errors import SkilldeckError
@@ -95,23 +95,6 @@ def test_a_socket_created_in_a_shown_folder_after_the_check_cannot_be_dialled(
     assert result.run.stdout == f"refused {errno.EPERM}\n", result.run.stderr
 
 
-def _run_filter(program: bytes, arch: int, nr: int, first: int = 0) -> int:
-    """Classic BPF, as the kernel runs it on ``struct seccomp_data``."""
-    data = struct.pack("=iIQQ", nr, arch, 0, first) + bytes(40)
-    insns = [struct.unpack_from("=HBBI", program, i) for i in range(0, len(program), 8)]
-    acc, pc = 0, 0
-    while True:
-        code, jt, jf, k = insns[pc]
-        if code == 0x20:
-            acc = int(struct.unpack_from("=I", data, k)[0])
-            pc += 1
-        elif code == 0x15:
-            pc += 1 + (jt if acc == k else jf)
-        else:
-            assert code == 0x06
-            return int(k)
-
-
 @pytest.mark.parametrize("machine", sorted(seccomp.SYSCALLS))
 def test_the_filter_refuses_unix_sockets_on_every_abi(machine: str) -> None:
     program = seccomp.program(machine)
@@ -119,14 +102,14 @@ def test_the_filter_refuses_unix_sockets_on_every_abi(machine: str) -> None:
     refused, allowed_ = 0x00050000 | errno.EPERM, 0x7FFF0000
     for arch, numbers in seccomp.SYSCALLS[machine]:
         for nr in seccomp.SOCKETS[arch]:
-            assert _run_filter(program, arch, nr, socket.AF_UNIX) == refused
-            assert _run_filter(program, arch, nr, socket.AF_INET) == allowed_
-            assert _run_filter(program, arch, nr, socket.AF_INET6) == allowed_
+            assert run_filter(program, arch, nr, socket.AF_UNIX) == refused
+            assert run_filter(program, arch, nr, socket.AF_INET) == allowed_
+            assert run_filter(program, arch, nr, socket.AF_INET6) == allowed_
         for nr in numbers:
-            assert _run_filter(program, arch, nr, socket.AF_INET) == refused
-        assert _run_filter(program, arch, 0, socket.AF_UNIX) == allowed_
+            assert run_filter(program, arch, nr, socket.AF_INET) == refused
+        assert run_filter(program, arch, 0, socket.AF_UNIX) == allowed_
     if machine == "x86_64":  # i386 socketcall: its arguments cannot be seen
-        assert _run_filter(program, 0x40000003, 102, socket.AF_INET) == refused
+        assert run_filter(program, 0x40000003, 102, socket.AF_INET) == refused
 
 
 SOCKETS_INSIDE = """\

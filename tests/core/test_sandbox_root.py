@@ -9,7 +9,6 @@ import py_compile
 import shutil
 import socket
 import stat
-import struct
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import allowed_skill as allowed
+from seccomp_vm import run_filter
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.execution import (
@@ -142,23 +142,6 @@ def _bare_run(place: Path, source: str, args: list[str], seccomp_fd: int | None)
     return done.stdout.splitlines()
 
 
-def _run_filter(program: bytes, arch: int, nr: int) -> int:
-    """Classic BPF, as the kernel runs it on ``struct seccomp_data`` (nr, arch)."""
-    data = struct.pack("=iI", nr, arch) + bytes(56)
-    insns = [struct.unpack_from("=HBBI", program, i) for i in range(0, len(program), 8)]
-    acc, pc = 0, 0
-    while True:
-        code, jt, jf, k = insns[pc]
-        if code == 0x20:
-            acc = int(struct.unpack_from("=I", data, k)[0])
-            pc += 1
-        elif code == 0x15:
-            pc += 1 + (jt if acc == k else jf)
-        else:
-            assert code == 0x06
-            return int(k)
-
-
 @pytest.mark.parametrize("machine", sorted(seccomp.SYSCALLS))
 def test_the_filter_refuses_exactly_the_handle_calls_on_every_abi(machine: str) -> None:
     program = seccomp.program(machine)
@@ -166,10 +149,10 @@ def test_the_filter_refuses_exactly_the_handle_calls_on_every_abi(machine: str) 
     refused = 0x00050000 | errno.EPERM
     for arch, numbers in seccomp.SYSCALLS[machine]:
         for nr in numbers:
-            assert _run_filter(program, arch, nr) == refused, (hex(arch), nr)
+            assert run_filter(program, arch, nr) == refused, (hex(arch), nr)
         for nr in (0, 1, 2, 59, 257, 262, 300, 305, 1000):
-            assert _run_filter(program, arch, nr) == 0x7FFF0000, (hex(arch), nr)
-    assert _run_filter(program, 0x12345678, 304) == 0x7FFF0000
+            assert run_filter(program, arch, nr) == 0x7FFF0000, (hex(arch), nr)
+    assert run_filter(program, 0x12345678, 304) == 0x7FFF0000
     assert seccomp.program("no-such-machine") is None
 
 
