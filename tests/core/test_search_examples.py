@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import write_skill
+from conftest import need_semantic_extra, write_skill
 from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Example, Skill
@@ -60,6 +60,40 @@ def dataclass_copy(skill: Skill, examples: tuple[Example, ...]) -> Skill:
     import dataclasses
 
     return dataclasses.replace(skill, examples=examples)
+
+
+def test_with_embeddings_coverage_weighs_a_word_by_its_rarity_in_the_catalog(
+    tmp_path: Path,
+) -> None:
+    """A word every skill has but only one in its name ("files") counted, weighted by the
+    field where it is rarest, as much as "fits" (the corpus's "FITS files" went to a file
+    organiser); with embeddings half of coverage now weighs words over the whole catalog."""
+    need_semantic_extra()
+    root = tmp_path / "files"
+    write_skill(root, "astro-data", "Read astronomy tables and images from FITS files.")
+    write_skill(root, "file-organizer", "Tidy a folder: rename files and sort them.")
+    for name, what in (
+        ("audio-convert", "Convert audio files"),
+        ("image-compress", "Compress image files"),
+        ("pdf-merge", "Merge PDF files"),
+        ("cloud-sync", "Sync files to cloud storage"),
+        ("text-diff", "Compare two text files"),
+        ("vault", "Encrypt files with a password"),
+    ):
+        write_skill(root, name, f"{what}.")
+    index = SearchIndex.build(_skills(root), semantic=True)
+    assert index.semantic, index.semantic_error
+
+    def coverage(semantic: bool) -> dict[str, float]:
+        response = index.search("FITS files", semantic=semantic, limit=8)
+        return {r.skill.name: r.signals["coverage"] for r in response.results}
+
+    lexical, hybrid = coverage(False), coverage(True)
+    assert lexical["astro-data"] == hybrid["astro-data"] == pytest.approx(1.0)
+    # lexical: "files" (in one name) weighs like "fits"; BM25 there weighs rarity already
+    assert lexical["file-organizer"] == pytest.approx(0.5)
+    # with embeddings: half that, plus nothing for a word in more than half the skills
+    assert hybrid["file-organizer"] == hybrid["vault"] == pytest.approx(0.25)
 
 
 def test_folds_are_fixed_by_the_text_and_split_the_queries() -> None:

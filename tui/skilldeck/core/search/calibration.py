@@ -73,14 +73,14 @@ LEXICAL = Calibration(knee=0.46, lead=0.03)
 precision 1.0, MetaTool 7% at 0.91, 1% of the no-skill requests flagged (words alone
 cannot tell a request that needs no skill: the rule stays strict)."""
 HYBRID = Calibration(knee=0.41, lead=0.12, margin=0.03)
-"""With embeddings (semantic, coverage, BM25, name, examples). The lead was 0.07, fitted on
-the train split; 5-fold cross-validation by query (``tests/benchmarks/bench_calibration.py``)
-put that rule's MetaTool precision at 0.889 ± 0.033 (36% flagged), under the 0.90 aimed
-at. A rule refitted on four folds and scored on the fifth held 0.905 ± 0.026 at 32%, with
-refitted leads of 0.08-0.16 at thresholds near 0.75 (0.04-0.12 with examples), so the
-shown threshold stays 0.75 and the lead is 0.12: MetaTool 0.912 ± 0.027 at 33% (with
-examples 0.941 ± 0.008 at 39%), 2.0% of the no-skill requests flagged, corpus precision
-1.0 at 58% (76% before: a lower coverage rather than a broken precision)."""
+"""With embeddings (semantic, coverage, BM25, name, examples). A lead of 0.07 fitted on the
+train split held MetaTool precision 0.889 ± 0.033 (36% flagged) under 5-fold
+cross-validation by query (``tests/benchmarks/bench_calibration.py``), under the 0.90 aimed
+at. A rule refitted on four folds and scored on the fifth holds 0.916 ± 0.031 at 32%, with
+refitted leads of 0.11-0.17 at thresholds 0.72-0.74 (0.03-0.07 at 0.77-0.79 with
+examples), so the shown threshold stays 0.75 and the lead is 0.12: MetaTool 0.916 ±
+0.019 at 33% (with examples 0.939 ± 0.006 at 40%), 2.0% of the no-skill requests flagged,
+corpus precision 1.0 at 59% (a lower coverage rather than a broken precision)."""
 
 
 def calibration_for(semantic: bool) -> Calibration:

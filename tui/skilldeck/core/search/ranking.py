@@ -33,6 +33,7 @@ from skilldeck.core.search.text import normalize
 
 if TYPE_CHECKING:
     from skilldeck.core.search.index import SearchIndex
+    from skilldeck.core.search.postings import FieldPostings
 
 FIELD_CREDIT: dict[str, float] = {
     "name": 1.0,
@@ -47,6 +48,13 @@ CANDIDATES = 200
 NAME_ALL_LIMIT = 500
 TRIGGER_SCORE = 0.9
 NAME_FLOOR = 0.6
+RARITY_SHARE = 0.5
+"""With embeddings, the part of the coverage signal that weighs words by their rarity in
+the whole catalog (:func:`catalog_idf`); the rest weighs them by their idf in the field
+where they are rarest, which counts "files" (in one skill's name, hundreds of bodies) as
+much as "fits". Picked from 0, 0.25, 0.5, 0.75 and 1 on the training folds of a 5-fold
+cross-validation (0.5 on four of five; docs/search.md). Without embeddings BM25, which
+weighs rarity already, leads the fusion, and the same share lost three MetaTool folds."""
 
 _CREDIT = np.array(
     [
@@ -140,7 +148,7 @@ def gather_signals(
     masks = {tid: index.postings.masks_of(tid, cand32) for tid in parsed.terms}
     values = {
         "bm25": rel,
-        "coverage": _coverage(index, parsed, masks, len(cand)),
+        "coverage": _coverage(index, parsed, masks, len(cand), rare=sem_all is not None),
         "name": name_signal(index.normalized_names(cand.tolist()), query),
     }
     if sem_all is not None:
@@ -176,21 +184,50 @@ def query_ceiling(index: SearchIndex, parsed: ParsedQuery, semantic: bool) -> fl
 
 
 def _coverage(
-    index: SearchIndex, parsed: ParsedQuery, masks: dict[int, NDArray[np.uint8]], size: int
+    index: SearchIndex,
+    parsed: ParsedQuery,
+    masks: dict[int, NDArray[np.uint8]],
+    size: int,
+    *,
+    rare: bool,
 ) -> NDArray[np.float64]:
-    """idf-weighted share of the query terms each candidate holds, credited by field."""
+    """Share of the query's words each candidate holds, credited by field: each word
+    weighted by its idf in the field where it is rarest; with ``rare`` (embeddings on),
+    half that share and half the share weighted by the word's rarity in the whole catalog
+    (:data:`RARITY_SHARE`, :func:`catalog_idf`)."""
     terms = parsed.terms
     tids = np.fromiter(terms, dtype=np.int64, count=len(terms))
     tweights = np.fromiter(terms.values(), dtype=np.float64, count=len(terms))
-    tidf = index.postings.term_idf[tids] if len(tids) else np.zeros(0)
-    n = len(index.skills)
-    denom = float(tweights @ tidf) + parsed.unknown * 0.5 * float(np.log1p(n))
+    post = index.postings
+    unknown = parsed.unknown * 0.5 * float(np.log1p(len(index.skills)))
+    shares = _shares(tweights, post.term_idf[tids], unknown)
+    if rare:
+        catalog = _shares(tweights, catalog_idf(post, tids), unknown)
+        shares = (1.0 - RARITY_SHARE) * shares + RARITY_SHARE * catalog
     cov = np.zeros(size, dtype=np.float64)
-    if denom > 0:
-        for mask, share in zip(masks.values(), tweights * tidf / denom, strict=True):
-            if share:
-                cov += share * _CREDIT[mask]
+    for mask, share in zip(masks.values(), shares, strict=True):
+        if share:
+            cov += share * _CREDIT[mask]
     return cov
+
+
+def _shares(
+    weights: NDArray[np.float64], idf: NDArray[np.float64], unknown: float
+) -> NDArray[np.float64]:
+    """Each term's share of the query: its weight times ``idf``, over the sum of those
+    and ``unknown`` (what the words no skill has stand for)."""
+    denom = float(weights @ idf) + unknown
+    out: NDArray[np.float64] = weights * idf / denom if denom > 0 else np.zeros(len(weights))
+    return out
+
+
+def catalog_idf(post: FieldPostings, tids: NDArray[np.int64]) -> NDArray[np.float64]:
+    """BM25's idf of each term over whole skills (a skill has it in any field), 0 for a
+    term more than half the catalog has."""
+    df = (post.indptr[tids + 1] - post.indptr[tids]).astype(np.float64)
+    n = post.n_docs
+    out: NDArray[np.float64] = np.maximum(np.log((n - df + 0.5) / (df + 0.5)), 0.0)
+    return out
 
 
 def name_signal(names: list[str], query: str) -> NDArray[np.float64]:
