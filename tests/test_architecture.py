@@ -374,10 +374,31 @@ skill): only :class:`~skilldeck.core.workspace.Actions` and
 SECOND_SEARCH = {"CombinedSearch", "Federation", "SearchIndex"}
 """What a face would use to search (or list remote skills) beside ``Workspace.search`` and
 ``Workspace.remotes``."""
-WRITE_METHODS = {"activate_skill"}
-"""Store methods a face would call to compose a load itself (``Actions.load``/``force_load``)."""
-STORE_DECISIONS = {"approve", "deny"}
-"""Session decisions a face makes through ``Actions.approve``/``deny``, not on a store."""
+WRITE_METHODS = {"activate_skill"} | {
+    "add_pending",
+    "append_audit",
+    "create_session",
+    "end_session",
+    "set_tool_state",
+}
+"""Store (and storage backend) methods a face would call to compose a load or a session
+change itself (``Actions.load``/``force_load``/``create``/``end``…)."""
+STORE_WRITES = {
+    "approve",
+    "deny",
+    "revoke",
+    "set_mode",
+    "create",
+    "end",
+    "check",
+    "prune",
+    "record",
+    "request_approval",
+}
+"""Session changes a face makes through ``Actions`` (``approve``, ``deny``, ``revoke``,
+``set_mode``, ``create``, ``end``, ``check``, ``prune``; ``record`` and
+``request_approval`` are the core's), never on a store: there the operator-only rule, the
+ended-session rule and the audit rows are applied once."""
 
 
 def _core_module_names(tree: ast.Module) -> set[str]:
@@ -390,6 +411,13 @@ def _core_module_names(tree: ast.Module) -> set[str]:
         elif isinstance(node, ast.Import):
             names.update(a.asname for a in node.names if a.asname and "skilldeck.core" in a.name)
     return names
+
+
+def _is_store(owner: ast.expr) -> bool:
+    """``store``, ``self.deck.store``, ``self.store()``, ``self._store``, ``store.backend``:
+    an expression that names a session store (or its storage)."""
+    text = ast.unparse(owner).removesuffix("()").removesuffix(".backend")
+    return text.rsplit(".", 1)[-1].lstrip("_").endswith("store")
 
 
 def _write_door_uses(path: Path) -> list[str]:
@@ -408,18 +436,17 @@ def _write_door_uses(path: Path) -> list[str]:
             if isinstance(owner, ast.Name) and owner.id in modules:
                 if node.attr in WRITE_NAMES | SECOND_SEARCH:
                     found.append(f"line {node.lineno}: uses {owner.id}.{node.attr}")
-            elif node.attr in WRITE_METHODS or (
-                node.attr in STORE_DECISIONS and ast.unparse(owner).endswith("store")
-            ):
+            elif node.attr in WRITE_METHODS or (node.attr in STORE_WRITES and _is_store(owner)):
                 found.append(f"line {node.lineno}: calls {ast.unparse(owner)}.{node.attr}")
     return found
 
 
 def test_faces_change_state_only_through_the_write_door() -> None:
-    """The CLI, TUI and MCP server load, read, run, call toolsets, mount, decide approvals
-    and reach remote catalogs through ``Workspace.actions``, ``Workspace.remotes`` and
-    ``Workspace.search``; none composes them from the core's functions (issue #33: nine
-    such call sites let the faces disagree)."""
+    """The CLI, TUI and MCP server load, read, run, call toolsets, mount, start, end and
+    govern sessions (approve, deny, revoke, mode, check, prune) and reach remote catalogs
+    through ``Workspace.actions``, ``Workspace.remotes`` and ``Workspace.search``; none
+    composes them from the core's functions (issue #33: nine such call sites let the faces
+    disagree)."""
     files = _face_files()
     offenders = {
         str(p.relative_to(p.parents[2])): uses for p in files if (uses := _write_door_uses(p))
@@ -440,6 +467,16 @@ def test_write_door_check_catches_a_face_that_writes_itself(tmp_path: Path) -> N
         "remote.approve(entry, digest)\n"
         "store.activate_skill(sid, 'x', [])\n"
         "self.deck.store.deny(sid, 'Bash')\n"
+        "store.revoke(sid, 'Bash', actor='operator')\n"
+        "store.set_mode(sid, 'permissive')\n"
+        "self.deck.store.create(actor='operator')\n"
+        "self.store().end(sid, actor='agent')\n"
+        "self._store.check(sid, 'Bash')\n"
+        "session_store.prune(30)\n"
+        "store.backend.end_session(sid, 'operator', 0.0)\n"
+        "workspace.actions.end(actor='operator', session=here)\n"  # the door: fine
+        "self.sessions.end(client_key)\n"  # the MCP's client sessions: not a store
+        "install.check(lock)\n"  # an install check: not a store
         "workspace.actions.load('x', actor='cli', source='cli')\n"  # the door: fine
         "workspace.actions.approve('Bash', actor='operator', session=here)\n"  # fine
         "self.workspace.remotes.approve('team:x', digest)\n"  # the remote source: fine
@@ -447,8 +484,8 @@ def test_write_door_check_catches_a_face_that_writes_itself(tmp_path: Path) -> N
         encoding="utf-8",
     )
     uses = _write_door_uses(bad)
-    assert len(uses) == 10, uses
-    assert not any("workspace" in u or "service" in u for u in uses)
+    assert len(uses) == 17, uses
+    assert not any(w in u for u in uses for w in ("workspace", "service", "sessions", "install"))
 
 
 # -- one door for store notices ----------------------------------------------------------------

@@ -74,6 +74,21 @@ def plain(renderable: object, width: int = 200) -> str:
     return "\n".join(line.rstrip() for line in console.export_text().splitlines())
 
 
+def painted(app: SkilldeckApp, widget: Widget) -> str:
+    """What the terminal shows inside ``widget``'s region now (lines right-stripped):
+    the cells the compositor paints there, whatever widget drew them."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(file=StringIO(), width=width, height=height, record=True, color_system=None)
+    console.print(app.screen._compositor.render_update(full=True))
+    lines = console.export_text().splitlines()
+    box = widget.region
+    return "\n".join(line[box.x : box.right].rstrip() for line in lines[box.y : box.bottom])
+
+
 def status(app: SkilldeckApp) -> str:
     """The main screen's status line."""
     return text_of(main_screen(app).query_one("#status", Static))

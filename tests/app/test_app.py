@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apptools import new_app, ready, screen_is, toast, wait_for
+from apptools import new_app, ready, screen_is, wait_for
+from textual.message import Message
+from textual.notifications import Notify
 from textual.widgets import Static
 
 from skilldeck.app.app import SkilldeckApp
@@ -37,17 +39,31 @@ async def test_warnings_are_the_theme_orange_everywhere(skills_root: Path) -> No
 async def test_screenshot_toasts_say_where_or_why_without_markup(
     skills_root: Path, tmp_path: Path
 ) -> None:
+    posted: list[str] = []  # every toast shown, expired ones too (a slow run outlives some)
+
+    def hook(message: Message) -> None:
+        if isinstance(message, Notify):
+            posted.append(message.notification.message)
+
+    async def toast(containing: str) -> str:
+        def found() -> list[str]:
+            return [m for m in posted if containing in m]
+
+        await wait_for(pilot, found, what=f"a toast containing {containing!r}", seen=lambda: posted)
+        [message] = found()
+        return message
+
     app = new_app([skills_root])
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=(100, 30), message_hook=hook) as pilot:
         await ready(pilot)
         app.deliver_screenshot("shot.svg", str(tmp_path / "no" / "such" / "folder"))
-        failed = await toast(pilot, "Could not save the screenshot: ")
+        failed = await toast("Could not save the screenshot: ")
         assert "No such file or directory" in failed and "[" not in failed
         app.deliver_screenshot("shot.svg", str(tmp_path))
-        saved = await toast(pilot, "Saved the screenshot to ")
+        saved = await toast("Saved the screenshot to ")
         assert saved.endswith("shot.svg.")
         assert "[" not in saved and (tmp_path / "shot.svg").is_file()
         await pilot.press("ctrl+c")
-        hint = await toast(pilot, "to quit")
+        hint = await toast("to quit")
         assert hint == "Press ctrl+q to quit Skilldeck."
-        assert len(app._notifications) == 3  # Textual's own markup toasts were not shown
+        assert posted == [failed, saved, hint]  # Textual's own markup toasts were not shown

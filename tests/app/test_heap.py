@@ -51,6 +51,22 @@ def test_overdue_collection_runs_even_while_typing() -> None:
         collector.stop()
 
 
+def test_settle_waits_for_a_pause_then_freezes_once() -> None:
+    collector = IdleCollector(idle_after=3600, longest_deferral=3600)
+    collector.start()
+    try:
+        collector.settle_when_idle()
+        assert collector.tick() is False  # typing may go on: not yet
+        assert gc.get_freeze_count() == 0
+        collector.idle_after = 0.0
+        assert collector.tick() is True
+        assert gc.get_freeze_count() > 0
+        assert collector.tick() is False  # once
+    finally:
+        gc.unfreeze()
+        collector.stop()
+
+
 def test_stopped_collector_never_collects() -> None:
     collector = IdleCollector(idle_after=0.0)
     collector.touch()
@@ -63,7 +79,9 @@ async def test_app_defers_while_running_and_restores_on_exit(skills_root: Path) 
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         assert app.collector.active
-        assert gc.get_freeze_count() > 0  # catalog and index were set aside
+        await wait_for(  # catalog and index set aside once nobody types (1 s)
+            pilot, lambda: gc.get_freeze_count() > 0, what="the idle settle"
+        )
         await pilot.press("p")
         await wait_for(pilot, lambda: app.collector._dirty, what="the key noted")
     assert gc.get_threshold() == before

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from apptools import (
     focused,
+    header,
     main_screen,
     names,
     new_app,
@@ -33,6 +34,7 @@ from skilldeck.app.screens.review_screen import ReviewScreen
 from skilldeck.app.widgets.results_list import MORE_ID, ResultsList, row_markers
 from skilldeck.app.widgets.search_box import SearchBox
 from skilldeck.cli.main import main as cli_main
+from skilldeck.core.search import too_common
 
 
 def active_tab(app: SkilldeckApp) -> str:
@@ -377,3 +379,43 @@ def test_a_sort_that_ends_after_discovery_is_not_kept(
     workspace.all_sorted()  # sorts the catalog it started with
     monkeypatch.setattr(module, "sort_key", sort_key)
     assert "late-skill" in [s.name for s in workspace.all_sorted()]
+
+
+@pytest.mark.parametrize(
+    ("size", "said"),
+    [((120, 36), "0 matches · too common to search for"), ((80, 24), "0 matches · too common")],
+)
+async def test_a_query_of_common_words_says_why_nothing_matches(
+    skills_root: Path,
+    capsys: pytest.CaptureFixture[str],
+    size: tuple[int, int],
+    said: str,
+) -> None:
+    """``use when`` (every word too common to be indexed) said only "0 matches": the status
+    line says why as far as it fits, and the preview says it whole, in the CLI's words."""
+    assert cli_main(["--root", str(skills_root), "search", "--no-semantic", "use when"]) == 0
+    cli_said = capsys.readouterr().out.strip()
+    why = too_common("use when")
+    assert cli_said == f"no skill matches 'use when': {why}"
+    app = new_app([skills_root], deterministic=True)  # no timing on the line
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        await pilot.press(*"pdf")
+        await rows_for(pilot, "pdf")
+        await pilot.press("ctrl+u", *"use when")
+        assert await rows_for(pilot, "use when") == []
+        widget = main_screen(app).query_one("#status", Static)
+        await wait_for(
+            pilot,
+            lambda: widget.render_line(0).text.strip() == said,
+            what=f"the status line painted as {said!r}",
+            seen=lambda: widget.render_line(0).text.strip(),
+        )
+        await wait_for(pilot, lambda: why in header(app), what="the preview saying why")
+        assert header(app).startswith(f"No skill matches 'use when': {why}.")
+        await pilot.press("ctrl+u", *"zzqx")  # no match, for no reason it can name
+        assert await rows_for(pilot, "zzqx") == []
+        await wait_for(
+            pilot, lambda: header(app).startswith("No skill matches 'zzqx'."), what="the hint"
+        )
+        assert "too common" not in status(app)

@@ -3,13 +3,18 @@ renderer, raw), links, hostile text and the empty-catalog hint."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
 from apptools import (
     header,
     main_screen,
     new_app,
+    painted,
+    plain,
     ready,
+    rows_for,
     screen_is,
     showing,
     text_of,
@@ -21,6 +26,7 @@ from textual.widgets import Markdown, Static, TextArea
 from conftest import write_skill
 from skilldeck.app.dialogs.resource_dialog import ResourceDialog
 from skilldeck.app.screens.main_screen import MainScreen
+from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
 from skilldeck.app.widgets.preview_pane import PreviewPane
 from skilldeck.app.widgets.results_list import ResultsList
 
@@ -71,6 +77,7 @@ async def test_links_in_the_preview_open_files_safely(skills_root: Path) -> None
         facts = dialog.query_one("#facts", Static)
         await wait_for(pilot, lambda: "INVALID_PARAM" in text_of(facts), what="the refusal")
         assert dialog.query_one("#content", TextArea).text == ""
+        assert not re.search(r"▊ *1 ", painted(app, dialog))  # no numbered empty text
 
 
 async def test_broken_yaml_skill_says_invalid_not_enabled(skills_root: Path) -> None:
@@ -162,3 +169,29 @@ async def test_empty_root_says_where_it_looked_and_how_to_add_a_skill(tmp_path: 
         shown = header(app)
         assert "nothing-here" in shown
         assert "SKILL.md" in shown and "description:" in shown
+
+
+@pytest.mark.parametrize("size", [(120, 36), (80, 24)])
+async def test_no_match_leaves_no_line_number_in_the_raw_view(
+    skills_root: Path, size: tuple[int, int]
+) -> None:
+    """Issue 35's stray "1": in the raw view (F2, or after a jump to a diagnostic) a query
+    that matches nothing emptied the source view, whose gutter still numbered its one empty
+    line. With no skill the pane says why and shows no body view."""
+    app = new_app([skills_root])
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        await pilot.press("down")
+        preview = await showing(pilot, "broken-yaml")
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: preview.raw, what="the raw view")
+        await pilot.press("/", *"use when")
+        assert await rows_for(pilot, "use when") == []
+        shown = painted(app, preview)
+        assert "No skill matches 'use when'" in shown
+        assert not re.search(r"\d", shown), shown
+        findings = main_screen(app).query_one(DiagnosticsList)  # not "✔ No findings."
+        assert plain(findings.get_option_at_index(0).prompt) == "No skill selected."
+        await pilot.press("escape", "down")  # a skill again: its source, numbered
+        await showing(pilot, "broken-yaml")
+        assert preview.raw and re.search(r"^ *1 ", painted(app, preview), re.MULTILINE)

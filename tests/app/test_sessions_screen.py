@@ -3,15 +3,24 @@ store, approve and deny, widening the mode only after a confirmation, ending a s
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from apptools import focused, new_app, ready, screen_is, text_of, wait_for
+import pytest
+from apptools import focused, new_app, painted, ready, screen_is, text_of, toast, wait_for
 from rich.cells import cell_len
 from textual.widgets import Input, OptionList, Static
 
+from conftest import allowed_skill
 from skilldeck.app.dialogs.confirm import ConfirmDialog
 from skilldeck.app.screens.sessions_screen import SessionsScreen
+from skilldeck.cli.main import main as cli_main
+from skilldeck.core.config import Settings
+from skilldeck.core.execution import execute
 from skilldeck.core.sessions import SessionStore
+
+BAD = "import sys\nsys.exit(3)\n"
+"""A script that fails with exit status 3."""
 
 
 def pending_ids(screen: SessionsScreen) -> list[str]:
@@ -159,3 +168,49 @@ async def test_small_screen_tool_box_placeholder_fits(skills_root: Path) -> None
         tool = screen.query_one("#tool", Input)
         assert cell_len(tool.placeholder) <= tool.content_region.width
         assert tool.placeholder.startswith("tool")
+
+
+async def test_an_ended_session_changes_no_more(skills_root: Path) -> None:
+    """The old screen switched the mode of an ended session and wrote the audit row of a
+    change that granted nothing; the write door refuses it as it does on the CLI."""
+    store = SessionStore()
+    session = store.create(mode="strict", actor="operator")
+    store.end(session.id, actor="operator")
+    before = store.audit(session.id)
+    app = new_app([skills_root])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await open_sessions(pilot, session.id)
+        await pilot.press("m")  # strict -> approval widens access: asks first
+        await screen_is(pilot, ConfirmDialog)
+        await pilot.press("y")
+        assert "has ended" in await toast(pilot, "has ended")
+    assert store.get(session.id).mode == "strict"
+    assert store.audit(session.id) == before
+    store.close()
+
+
+async def test_the_audit_log_shows_how_each_run_ended(
+    tmp_path: Path, exec_on: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The audit table listed ``script_exit`` rows without their exit codes: the operator
+    saw that a run ended, not whether it failed. It shows them as ``session show`` does."""
+    root = tmp_path / "skills"
+    skill = allowed_skill(root, {"scripts/ok.py": "print('ok')\n", "scripts/bad.py": BAD})
+    store = SessionStore()
+    session = store.create(mode="strict", actor="agent")
+    for script in ("scripts/ok.py", "scripts/bad.py"):
+        execute(exec_on, skill, script, [], store=store, session_id=session.id)
+    assert cli_main(["session", "show", session.id]) == 0
+    cli_rows = [line for line in capsys.readouterr().out.splitlines() if "script_exit" in line]
+    assert [row.split()[-2:] for row in cli_rows] == [["exit", "0"], ["exit", "3"]]
+    app = new_app([root])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        screen = await open_sessions(pilot, session.id)
+        audit = screen.query_one("#audit", Static)
+        await wait_for(pilot, lambda: "script_exit" in text_of(audit), what="the audit rows")
+        shown = painted(app, audit)
+        assert re.findall(r"script_exit +(exit \d+) +demo/scripts/", shown) == ["exit 3", "exit 0"]
+        assert shown.splitlines()[0].split()[3] == "outcome"
+    store.close()

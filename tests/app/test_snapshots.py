@@ -81,6 +81,13 @@ def test_force_load_dialog(snap_compare: SnapCompare, snap_app: SkilldeckApp) ->
     )
 
 
+def test_force_load_dialog_small(snap_compare: SnapCompare, snap_app: SkilldeckApp) -> None:
+    """One-line fields and buttons: the text keeps most of an 80x24 screen."""
+    assert snap_compare(
+        snap_app, terminal_size=(80, 24), run_before=keys(*"pdf", "down", "f6", *"a.pdf")
+    )
+
+
 def test_disable_confirm_dialog(snap_compare: SnapCompare, snap_app: SkilldeckApp) -> None:
     assert snap_compare(snap_app, terminal_size=(100, 30), run_before=keys(*"pdf", "down", "f7"))
 

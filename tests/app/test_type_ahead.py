@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from apptools import burst, focused, main_screen, new_app, ready, rows_for, screen_is, value_is
 from apptools import wait_for as wait
+from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
@@ -134,6 +135,52 @@ async def test_force_load_ignores_keys_typed_before_it_appeared(root: Path) -> N
     [session] = store.list()
     assert session.active_skills == ["pdf-forms"]
     store.close()
+
+
+async def test_keys_typed_before_force_load_count_when_typed_not_when_handled(
+    root: Path,
+) -> None:
+    """A busy machine handles type-ahead late: keys typed before the dialog showed but
+    handled after its guard ended (the focus then in the arguments box) still do nothing."""
+    store = SessionStore()
+    app = new_app([root], key_guard=0.2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press(*"pdf")
+        await rows_for(pilot, "pdf")
+        await pilot.press("down")
+        await focused(pilot, ResultsList)
+        typed = [events.Key(c, c) for c in "abc"]
+        typed += [events.Key("ctrl+s", None), events.Key("enter", "\r")]
+        await pilot.press("f6")
+        dialog = await screen_is(pilot, ForceLoadDialog)
+        await guard_over(pilot, dialog)
+        await focused(pilot, Input, "arguments")
+        for event in typed:  # handled now, typed before the dialog showed
+            app.post_message(event)
+        await pilot.press("x")
+        box = dialog.query_one("#arguments", Input)
+        await value_is(pilot, box, "x")
+        assert app.screen is dialog
+        assert store.list() == []
+    store.close()
+
+
+async def test_quit_typed_before_a_dialog_showed_still_quits(root: Path) -> None:
+    """Dropping keys typed before a dialog answers never drops the user's ``ctrl+q``."""
+    app = new_app([root], key_guard=GUARD)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press(*"pdf")
+        await rows_for(pilot, "pdf")
+        await pilot.press("down")
+        await focused(pilot, ResultsList)
+        typed = events.Key("ctrl+q", None)
+        await pilot.press("f6")
+        dialog = await screen_is(pilot, ForceLoadDialog)
+        assert dialog.typed_while_guarded(typed)
+        app.post_message(typed)
+        await wait(pilot, lambda: app.return_code is not None, what="the app quitting")
 
 
 async def open_sessions(pilot: Pilot[int], session_id: str) -> SessionsScreen:

@@ -2,8 +2,9 @@
 
 Run: ``python tests/benchmarks/bench_felt.py [--sizes 372,10000] [--runs 3] [--keys 15]``.
 372 is the shared corpus (``../shared/corpus/skills`` or ``SKILLDECK_SHARED``); other
-sizes are synthetic skills (see ``bench_tui.make_skills``). Each size gets its own
-SKILLDECK_HOME, launched once to warm it (that first, cold launch is reported too).
+sizes are synthetic skills (see ``bench_tui.make_skills``), dated a minute back as
+``bench_discovery`` dates them. Each size gets its own SKILLDECK_HOME, launched once to
+warm it (that first, cold launch is reported too).
 
 The clock starts before ``tmux new-session`` starts the process, and the screen is read
 with ``tmux capture-pane`` every ~5 ms, so Python start-up, imports, discovery and the
@@ -26,7 +27,9 @@ over the same folder (a search that shows nothing until it is done), timed end t
 Absolute figures differ threefold between machines, so the same run measures a bare
 Textual app in the same tmux (:data:`BARE_APP`: one Input and 25 rows of skill names that
 change with every key) and prints Skilldeck's figures as ratios to it: launch → first
-rows and → all stages over the bare app's first paint, key → list over its repaint.
+rows and → all stages over the bare app's first paint, key → list over its repaint. The
+CPU seconds each launch used by then are printed too (:func:`cpu_seconds`): on a shared
+machine the wall clock follows the other processes' load, the CPU time hardly does.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from bench_discovery import age
 from bench_tui import QUERIES, make_skills
 
 SESSION = "skilldeck-felt"
@@ -92,15 +96,27 @@ def launch(root: Path, home: Path, width: int, height: int, bare: Path | None = 
     tmux session; the clock start."""
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     exe = shutil.which("skilldeck") or "skilldeck"
-    command = f"env SKILLDECK_HOME={home} SKILLDECK_SEMANTIC=0 {exe} --root {root}"
+    # Bytecode caches are written as a user's Python writes them (the first, cold launch
+    # writes them): with PYTHONDONTWRITEBYTECODE set where the benchmark runs, every
+    # launch compiled Skilldeck's modules again (about 0.1 s) while Textual's, installed
+    # with their caches, were not.
+    env = "env -u PYTHONDONTWRITEBYTECODE"
+    command = f"{env} SKILLDECK_HOME={home} SKILLDECK_SEMANTIC=0 {exe} --root {root}"
     if bare is not None:
-        command = f"{sys.executable} {bare} {root}"
-    started = time.perf_counter()
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", SESSION, "-x", str(width), "-y", str(height), command],
-        check=True,
-    )
-    return started
+        command = f"{env} {sys.executable} {bare} {root}"
+    for attempt in range(3):
+        started = time.perf_counter()
+        # The kill above may leave the server exiting ("server exited unexpectedly"): a
+        # new session started at that moment fails; the next attempt starts a new server.
+        made = subprocess.run(
+            ["tmux", "new-session", "-d", "-s", SESSION, "-x", str(width), "-y", str(height)]
+            + [command],
+            capture_output=attempt < 2,
+        )
+        if made.returncode == 0:
+            return started
+        time.sleep(0.2)
+    raise RuntimeError("tmux could not start a session")
 
 
 def wait_for(test: object, timeout: float = 120.0) -> float:
@@ -119,15 +135,41 @@ def all_done(rows: list[str]) -> bool:
     return any(STATUS.search(r) and "…" not in r and "index building" not in r for r in rows)
 
 
+def cpu_seconds() -> float:
+    """CPU time (user + system) used so far by the processes in the tmux pane (the shell
+    running the command and everything under it): unlike the wall clock, hardly changed
+    by what else the machine runs."""
+    out = subprocess.run(
+        ["tmux", "display", "-p", "-t", SESSION, "#{pane_pid}"], capture_output=True, text=True
+    )
+    stats: dict[int, tuple[int, float]] = {}  # pid: (parent, seconds)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            stats[int(entry.name)] = (int(fields[1]), seconds)
+    tree = {int(out.stdout.strip() or 0)}
+    while True:
+        more = {pid for pid, (parent, _s) in stats.items() if parent in tree} - tree
+        if not more:
+            return sum(stats[pid][1] for pid in tree if pid in stats)
+        tree |= more
+
+
 def launch_times(
     root: Path, home: Path, names: set[str], size: tuple[int, int]
-) -> tuple[float, float]:
-    """(launch → first rows, launch → all stages) of one launch; the app is left running."""
+) -> tuple[float, float, float, float]:
+    """(launch → first rows, launch → all stages) of one launch, then the CPU seconds used
+    by each; the app is left running."""
     started = launch(root, home, *size)
     pattern = re.compile("|".join(re.escape(n) for n in sorted(names)[:2000]))
     first = wait_for(lambda rows: any(pattern.search(r) for r in rows))
+    first_cpu = cpu_seconds()
     done = wait_for(all_done)
-    return first - started, done - started
+    return first - started, done - started, first_cpu, cpu_seconds()
 
 
 def _without(rows: list[str], typed: str = "") -> list[str]:
@@ -256,19 +298,21 @@ def corpus() -> Path | None:
 
 def bare_times(
     root: Path, names: set[str], geometry: tuple[int, int], runs: int, keys: int
-) -> tuple[float, list[float]]:
-    """(median launch → first paint, key → repaint latencies) of :data:`BARE_APP`."""
+) -> tuple[float, float, list[float]]:
+    """(median launch → first paint, its median CPU seconds, key → repaint latencies) of
+    :data:`BARE_APP`."""
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "bare_app.py"
         script.write_text(BARE_APP, encoding="utf-8")
         pattern = re.compile("|".join(re.escape(n) for n in sorted(names)[:2000]))
-        firsts = []
+        firsts, cpus = [], []
         for _ in range(runs + 1):  # the first launch warms the imports, as for Skilldeck
             started = launch(root, Path(tmp), *geometry, bare=script)
             firsts.append(wait_for(lambda rows: any(pattern.search(r) for r in rows)) - started)
+            cpus.append(cpu_seconds())
         waited = key_latencies(QUERIES, keys)
         subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
-    return statistics.median(firsts[1:]), waited
+    return statistics.median(firsts[1:]), statistics.median(cpus[1:]), waited
 
 
 def ratio(value: float, base: float) -> str:
@@ -287,19 +331,21 @@ def measure(size: int, runs: int, keys: int, interval: float, geometry: tuple[in
         else:
             root = Path(tmp) / "skills"
             make_skills(root, size)
+            age(root)  # as a catalog is: files just written are always read again
         names = {p.parent.name for p in root.rglob("SKILL.md")}
         home = Path(tmp) / "home"
         cold = launch_times(root, home, names, geometry)
-        firsts, dones = [], []
+        firsts, dones, cpus = [], [], []
         for _ in range(runs):
-            first, done = launch_times(root, home, names, geometry)
+            first, done, first_cpu, done_cpu = launch_times(root, home, names, geometry)
             firsts.append(first)
             dones.append(done)
+            cpus.append((first_cpu, done_cpu))
         waited = key_latencies(QUERIES, keys)
         paced = paced_latencies(QUERIES, interval)
         subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
         greps = [grep_time(root, q) for q in QUERIES for _ in range(3)]
-        bare_first, bare_keys = bare_times(root, names, geometry, runs, keys)
+        bare_first, bare_cpu, bare_keys = bare_times(root, names, geometry, runs, keys)
     first, done = statistics.median(firsts), statistics.median(dones)
     p50, p95 = pct(waited, 0.5), pct(waited, 0.95)
     bare50, bare95 = pct(bare_keys, 0.5), pct(bare_keys, 0.95)
@@ -317,6 +363,13 @@ def measure(size: int, runs: int, keys: int, interval: float, geometry: tuple[in
         f"key→list p50/p95 {pct(waited, 0.5):.0f}/{pct(waited, 0.95):.0f} ms (n={len(waited)})"
         f" | every {interval * 1000:.0f} ms: {pct(paced, 0.5):.0f}/{pct(paced, 0.95):.0f} ms "
         f"(n={len(paced)}) | grep -ril p50 {pct(greps, 0.5):.0f} ms"
+    )
+    cpu_first = statistics.median(c[0] for c in cpus)
+    cpu_done = statistics.median(c[1] for c in cpus)
+    print(
+        f"{len(names):>7} skills, CPU seconds (user + system, the process and its children):"
+        f" bare first paint {bare_cpu:.2f} | Skilldeck first rows {cpu_first:.2f} "
+        f"({ratio(cpu_first, bare_cpu)}), all stages {cpu_done:.2f} ({ratio(cpu_done, bare_cpu)})"
     )
 
 

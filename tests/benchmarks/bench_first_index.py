@@ -12,9 +12,17 @@ the process's peak RSS and the load average before and after (other work on the 
 slows the wall time: on two idle cores the wall time is about the CPU time over two).
 ``--workers`` sets the embedding threads (default: one per core, at most 4).
 
-Measured (2 threads, load average 6-8 on this 2-core machine): 1,000 skills 13.0-13.5 s
-CPU, 2,000 skills 26.4 s CPU / 42.8 s wall, 10,000 skills 126 s CPU / 224 s wall, 345 MB
-peak, lexical index 4.1 s (21 s CPU per 1,000 before the cut).
+It prints the OpenBLAS kernel too: OpenBLAS picks it when numpy loads, and
+``OPENBLAS_CORETYPE`` overrides its choice (this project's sessions set ``Haswell``; run
+with ``env -u OPENBLAS_CORETYPE`` for OpenBLAS's own, SkylakeX on this AMD EPYC).
+
+Measured on this 2-core machine, 2 threads, 10,000 skills: Haswell kernel 102-108 s CPU,
+60 s wall at load average 1.6-2.1 (73 s at 1.3-2.5), 335-369 MB peak, lexical index
+2.7-2.9 s; SkylakeX 67-69 s CPU.
+1,000 skills, same load, before / after this round's cuts (44 tokens instead of 48, a GELU
+of fewer passes): Haswell 12.0-12.1 / 10.5-10.9 s CPU, SkylakeX 8.2 / 7.3 s. The round
+before: 10,000 skills 126 s CPU / 224 s wall at load average 6-8 (21 s CPU per 1,000
+before the cut at 48 tokens).
 """
 
 from __future__ import annotations
@@ -64,14 +72,23 @@ def main() -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{args.size} skills: lexical index {lexical:.1f} s (answers from here)")
     print(
-        f"  embeddings {vectors:.1f} s ({cpu:.1f} s CPU, {minilm.WORKERS} threads) for "
-        f"{index.embedded} texts ({rate:.0f}/s)"
+        f"  embeddings {vectors:.1f} s ({cpu:.1f} s CPU, {minilm.WORKERS} threads, "
+        f"OpenBLAS kernel {_kernel()}) for {index.embedded} texts ({rate:.0f}/s)"
     )
     per_10k = 10_000 / index.embedded
     print(
         f"  10,000 skills at that rate: {vectors * per_10k:.0f} s ({cpu * per_10k:.0f} s CPU); "
         f"peak RSS {peak:.0f} MB; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after"
     )
+
+
+def _kernel() -> str:
+    """The kernel OpenBLAS runs (``OPENBLAS_CORETYPE`` overrides its own choice)."""
+    from threadpoolctl import threadpool_info
+
+    found = [str(i.get("architecture")) for i in threadpool_info() if i.get("architecture")]
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    return f"{'/'.join(found) or 'unknown'}{f' (OPENBLAS_CORETYPE={forced})' if forced else ''}"
 
 
 if __name__ == "__main__":

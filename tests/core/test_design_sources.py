@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 
 from conftest import write_skill
-from skilldeck.core.config import Settings, load_settings
+from skilldeck.core.config import load_settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.loader import load_skill
-from skilldeck.core.remote import Federation
-from skilldeck.core.sources import LocalSource, RemoteSource, SkillSource
+from skilldeck.core.sources import LocalSource, SkillSource
 from skilldeck.core.workspace import Workspace
 from skilldeck.providers.sqlite_catalog import SqliteCatalog
 
@@ -39,7 +38,7 @@ def test_local_roots_remotes_and_a_sqlite_catalog_are_skill_sources(tmp_path: Pa
     catalog = SqliteCatalog(make_catalog(tmp_path / "c.db", [("pdf-forms", PDF)]), tmp_path / "c")
     sources: list[SkillSource] = [
         LocalSource(workspace),
-        RemoteSource(Federation(Settings())),
+        workspace.remotes,  # the one remote source, the workspace's own
         catalog,
     ]
     assert all(isinstance(s, SkillSource) for s in sources)

@@ -23,6 +23,7 @@ from skilldeck.core.sessions import (
     SessionStore,
     SqliteBackend,
     base_tool_name,
+    run_outcome,
     split_tool,
     tool_matches,
 )
@@ -373,3 +374,18 @@ def test_unwritable_location_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SkilldeckError) as err:
         SessionStore(blocker / "sub" / "sessions.db")
     assert err.value.code is ErrorCode.EXECUTION_ERROR
+
+
+@pytest.mark.parametrize(
+    ("detail", "said"),
+    [
+        ({"run": 1, "exit_code": 0, "timed_out": False}, ("exit 0", True)),
+        ({"run": 1, "exit_code": 3, "timed_out": False}, ("exit 3", False)),
+        ({"run": 1, "exit_code": -9, "timed_out": True}, ("timed out", False)),
+        ({"run": 1, "exit_code": None, "error": "no-sandbox"}, ("failed (no-sandbox)", False)),
+    ],
+)
+def test_a_run_outcome_has_one_wording(detail: dict[str, object], said: tuple[str, bool]) -> None:
+    """The CLI's ``session show`` and the TUI's audit table both word a ``script_exit`` row
+    with :func:`run_outcome` (the TUI colours it by the flag)."""
+    assert run_outcome(detail) == said

@@ -6,6 +6,8 @@ tests skip with the reason only where the server binaries cannot be had.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import secrets
@@ -173,6 +175,19 @@ def test_newer_schema_is_refused_and_left_unchanged(pg_url: str) -> None:
         row = conn.execute("SELECT value FROM skilldeck_meta").fetchone()
         assert row == ("99",)
         assert conn.execute("SELECT count(*) FROM skilldeck_sessions").fetchone() == (1,)
+
+
+SCHEMA_4_SHA256 = "30c255255c678cfb115c42a8672a15d3403737e3f068338320ac28bdfa888a05"
+"""The statements of versions 1 to 4 as the databases at schema 4 ran them."""
+
+
+def test_the_statements_a_database_ran_never_change() -> None:
+    """A database at schema 4 ran these statements and is never migrated through them
+    again: sharing SQL between them (the audit prune of versions 3 and 4) must leave the
+    text they run the same, byte for byte; a change to the schema is a new version."""
+    ran = json.dumps({v: MIGRATIONS[v] for v in range(1, 5)}, sort_keys=True)
+    assert hashlib.sha256(ran.encode()).hexdigest() == SCHEMA_4_SHA256
+    assert SCHEMA_VERSION >= 4
 
 
 def test_migration_is_in_place_and_idempotent(pg_url: str) -> None:

@@ -64,3 +64,39 @@ def test_usage_reports_matches_loads_and_the_silent_miss(tmp_path: Path) -> None
     text = cli(home, "--root", str(root), "usage")
     assert "pdf-forms" in text and ignored[:12] in text
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_a_context_request_is_a_match_and_a_load_in_the_clients_session(
+    tmp_path: Path,
+) -> None:
+    """An agent's context request used to leave no ``skill_selected`` event and to load
+    outside the client's session: usage never counted the match, ``usage --session`` missed
+    the load, and the next request did not see the skill as used earlier."""
+    from skilldeck.core.config import load_settings
+    from skilldeck.core.sessions import SessionStore
+    from skilldeck.core.usage import collect_usage
+    from skilldeck.mcp.service import SkillService
+
+    root, _ = build(tmp_path)
+    settings = load_settings()
+    service = SkillService(settings, [root], mode="strict")
+    try:
+        answer = service.skill_context(REQUEST, client_key="c1").data
+        assert answer["tier"] == "full" and answer["skills"][0]["name"] == "pdf-forms", answer
+        assert service.skill_context("sing me a sea shanty", client_key="c1").data["tier"] in (
+            "breadcrumb",
+            "listing",
+        )
+        sid = service.session_for("c1")
+        again = service.skill_context(REQUEST, client_key="c1").data
+        assert again["skills"][0]["recent"] is True  # used earlier in this session
+        service.workspace.telemetry.flush()
+        with SessionStore(settings=settings) as store:
+            assert store.get(sid).active_skills == ["pdf-forms"]
+            report = collect_usage(settings, ["pdf-forms", "git-history"], session=sid)
+    finally:
+        service.close()
+    pdf = report.skills["pdf-forms"]
+    assert pdf.matched == 2
+    assert dict(pdf.loaded) == {"agent": 2}
+    assert [u.query for u in report.unmatched] == ["sing me a sea shanty"]

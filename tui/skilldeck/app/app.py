@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -19,13 +20,13 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from skilldeck.app import heap
 from skilldeck.app.commands import SkillCommands
-from skilldeck.app.dialogs.guarded import GUARD_SECONDS
+from skilldeck.app.dialogs.guarded import GUARD_SECONDS, GuardedDialog
 from skilldeck.app.labels import short_path
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.model import Skill
 from skilldeck.core.safe_text import for_terminal
-from skilldeck.core.workspace import Workspace
+from skilldeck.core.workspace import Workspace, launch_discovery
 
 if TYPE_CHECKING:
     from skilldeck.core.sessions import Session, SessionStore
@@ -35,6 +36,11 @@ ENV_SEMANTIC = "SKILLDECK_TUI_SEMANTIC"
 
 WATCH_QUIET = 0.5
 """Seconds without input before the change check runs (it waits for a pause in typing)."""
+
+EARLY_PAINT_WAIT = 0.3
+"""Seconds at most the discovery thread waits for the early rows to be painted before it
+builds the catalog: sharing the interpreter with it, the event loop took 100-250 ms more
+to paint them (at 10k skills, ``tests/benchmarks/bench_felt.py``)."""
 
 
 def clean_multiline(text: str) -> str:
@@ -58,6 +64,19 @@ class Found(Message):
     def __init__(self, count: int) -> None:
         super().__init__()
         self.count = count
+
+
+class EarlyRows(Message):
+    """The first rows of the name listing, known before discovery ends (the store kept
+    them for this very catalog: :func:`~skilldeck.core.workspace.launch_discovery`);
+    posted by the discovery thread."""
+
+    def __init__(self, skills: list[Skill], total: int) -> None:
+        super().__init__()
+        self.skills = skills
+        self.total = total
+        self.painted = threading.Event()
+        """Set once the rows are on the screen (or will not be shown)."""
 
 
 class SkilldeckApp(App[int]):
@@ -261,6 +280,17 @@ class SkilldeckApp(App[int]):
 
         workspace = self.workspace
 
+        def early(skills: list[Skill], total: int) -> None:
+            if not worker.is_cancelled:
+                rows = EarlyRows(skills, total)
+                self.post_message(rows)
+                rows.painted.wait(EARLY_PAINT_WAIT)
+
+        def discover() -> object:
+            if self.discoveries:  # a rescan: the catalog is on the screen already
+                return workspace.discover(progress)
+            return launch_discovery(workspace, progress, early)
+
         def index() -> None:
             workspace.index()
             # The first one-letter query builds the index's name tables (24 ms at 10k
@@ -268,7 +298,7 @@ class SkilldeckApp(App[int]):
             workspace.search("a", limit=1)
 
         stages: tuple[tuple[str, Callable[[], object]], ...] = (
-            ("discovering", lambda: workspace.discover(progress)),
+            ("discovering", discover),
             ("linting", workspace.lint),
             ("indexing", index),
             ("checking tools", workspace.tools),
@@ -292,7 +322,7 @@ class SkilldeckApp(App[int]):
                     timeout=10,
                 )
             self.call_from_thread(self.bump)
-        heap.settle()
+        self.collector.settle_when_idle()
         self.call_from_thread(self._set_progress, False, "", len(workspace.catalog.skills))
         self.call_from_thread(self._discovery_done)
         for diag in workspace.catalog.diagnostics[:5]:
@@ -304,6 +334,15 @@ class SkilldeckApp(App[int]):
     def _found(self, message: Found) -> None:
         if self.discovering:
             self.discovered = message.count
+
+    @on(EarlyRows)
+    def _early_rows(self, message: EarlyRows) -> None:
+        from skilldeck.app.screens.main_screen import MainScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen):
+                screen.show_early(message.skills, message.total)
+        self.call_after_refresh(message.painted.set)
 
     def _set_progress(self, running: bool, stage: str, count: int) -> None:
         self.discovering = running
@@ -542,9 +581,15 @@ class SkilldeckApp(App[int]):
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
     async def on_event(self, event: events.Event) -> None:
-        """Note user input, so full garbage collections wait for a pause."""
+        """Note user input, so full garbage collections wait for a pause; drop keys typed
+        before the dialog on top answers keys (:class:`GuardedDialog`), before any binding
+        or widget sees them (except ``ctrl+q``: quitting is never lost)."""
         if isinstance(event, (events.Key, events.MouseDown)):
             self.collector.touch()
+        if isinstance(event, events.Key) and event.key != "ctrl+q":
+            screen = self.screen
+            if isinstance(screen, GuardedDialog) and screen.typed_while_guarded(event):
+                return
         await super().on_event(event)
 
     def on_unmount(self) -> None:

@@ -45,6 +45,7 @@ class IdleCollector:
         self._last_input = time.monotonic()
         self._last_collection = self._last_input
         self._dirty = False
+        self._settle = False
 
     @property
     def active(self) -> bool:
@@ -73,16 +74,32 @@ class IdleCollector:
         """Seconds since the last key press or click."""
         return time.monotonic() - self._last_input
 
+    def settle_when_idle(self) -> None:
+        """Have the next idle :meth:`tick` :func:`settle` (what was just built is kept for
+        the app's life): at 10k skills that takes 0.2-0.3 s in the TUI, which the status
+        line waited for after every stage ran (measured with timestamps in tmux, as
+        ``tests/benchmarks/bench_felt.py`` runs it); full collections are off until then
+        (:meth:`start`), so nothing else pays for it. Not before :data:`IDLE_AFTER` has
+        passed, so the screen shows the stages' result first."""
+        self._settle = True
+        self._dirty = True
+        self._last_collection = time.monotonic()  # not before the screen shows the result
+
     def tick(self) -> bool:
-        """Run a full collection if one is due and nobody is typing; True if it ran."""
+        """Run a full collection if one is due and nobody is typing (:func:`settle` if one
+        was asked for); True if it ran."""
         if not self._dirty or self._saved is None:
             return False
         now = time.monotonic()
-        idle = now - self._last_input >= self.idle_after
+        idle = now - max(self._last_input, self._last_collection) >= self.idle_after
         overdue = now - self._last_collection >= self.longest_deferral
         if not (idle or overdue):
             return False
-        gc.collect()
+        if self._settle:
+            self._settle = False
+            settle()
+        else:
+            gc.collect()
         self._dirty = False
         self._last_collection = time.monotonic()
         self.collections += 1

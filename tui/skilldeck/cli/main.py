@@ -254,6 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     own_exit = 2
     try:
         options, rest = split_global_options(argv)
+        if not rest:  # the TUI: no command to parse (every command's parser: ~30 ms)
+            return _open_tui(CliContext.from_options(options))
         own_exit = OWN_ERROR_EXIT.get(rest[0] if rest else "", 2)
         parser = build_parser(rest[0] if rest else None)
         args, extras = parser.parse_known_args(rest)

@@ -18,6 +18,7 @@ from skilldeck.core.workspace import SessionRef
 
 if TYPE_CHECKING:
     from skilldeck.core.sessions import AuditVerification, Session
+    from skilldeck.core.workspace import Actions
 
 
 def register(sub: Any) -> None:
@@ -158,6 +159,11 @@ def _store(ctx: CliContext) -> Any:
     return sessions.SessionStore(settings=ctx.settings)
 
 
+def _door(ctx: CliContext) -> Actions:
+    """The write door; a session change needs no discovery, so none is run for it."""
+    return ctx.open_workspace(ctx.roots).actions
+
+
 def _session_lines(ctx: CliContext, session: Session) -> list[str]:
     state = "ended " + str(iso(session.ended)) if session.ended else "open"
     rows = [
@@ -200,8 +206,9 @@ def _respond(ctx: CliContext, session: Session) -> int:
 def cmd_new(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session new``."""
     fmt = ctx.output_format()
+    door = _door(ctx)
     with _store(ctx) as store:
-        session = store.create(mode=args.mode, actor="operator", label=args.label)
+        session = door.create(store, actor="operator", mode=args.mode, label=args.label)
     if fmt == "json":
         ctx.emit_json({"id": session.id, **session.to_dict()})
     else:
@@ -262,21 +269,13 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
             e["actor"],
             e["action"],
             e["subject"],
-            _outcome(e["detail"]) if e["action"] == "script_exit" else "",
+            sessions.run_outcome(e["detail"])[0] if e["action"] == "script_exit" else "",
         ]
         for e in data["audit"]
     ]
     for line in table(rows):
         ctx.echo("  " + line)
     return 0
-
-
-def _outcome(detail: dict[str, Any]) -> str:
-    """How a run ended, from its ``script_exit`` audit row: ``exit 3``, ``timed out``."""
-    if detail.get("timed_out"):
-        return "timed out"
-    code = detail.get("exit_code")
-    return f"exit {code}" if code is not None else f"failed ({detail.get('error')})"
 
 
 def _changed_since(ctx: CliContext, entries: list[str]) -> dict[str, list[dict[str, str]]]:
@@ -317,12 +316,9 @@ def cmd_tool_state(args: argparse.Namespace, ctx: CliContext) -> int:
     ctx.output_format()
     with _store(ctx) as store:
         tool = _tool_or_script(args, ctx, store.get(args.id))
-        door, here = ctx.workspace().actions, SessionRef(store, args.id)
-        change = {"approve": door.approve, "deny": door.deny}
-        if args.action == "revoke":
-            session = store.revoke(args.id, tool, actor="operator")
-        else:
-            session = change[args.action](tool, actor="operator", session=here)
+        door, here = _door(ctx), SessionRef(store, args.id)
+        change = {"approve": door.approve, "deny": door.deny, "revoke": door.revoke}
+        session = change[args.action](tool, actor="operator", session=here)
     return _respond(ctx, session)
 
 
@@ -358,8 +354,9 @@ def _tool_or_script(args: argparse.Namespace, ctx: CliContext, session: Session)
 def cmd_mode(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session mode ID MODE``."""
     ctx.output_format()
+    door = _door(ctx)
     with _store(ctx) as store:
-        session = store.set_mode(args.id, args.mode, actor="operator")
+        session = door.set_mode(args.mode, actor="operator", session=SessionRef(store, args.id))
     return _respond(ctx, session)
 
 
@@ -367,9 +364,10 @@ def cmd_check(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session check ID TOOL``: exit 0 when the tool is allowed, 1 when it is
     not (denied, or waiting for approval), like a finding."""
     fmt = ctx.output_format()
+    door = _door(ctx)
     with _store(ctx) as store:
         store.get(args.id)
-        decision = store.check(args.id, args.tool, actor=args.actor)
+        decision = door.check(args.tool, actor=args.actor, session=SessionRef(store, args.id))
     code = 0 if decision.allowed else 1
     if fmt == "json":
         ctx.emit_json(decision.to_dict())
@@ -401,8 +399,9 @@ def cmd_pending(args: argparse.Namespace, ctx: CliContext) -> int:
 def cmd_end(args: argparse.Namespace, ctx: CliContext) -> int:
     """``skilldeck session end ID``."""
     ctx.output_format()
+    door = _door(ctx)
     with _store(ctx) as store:
-        session = store.end(args.id, actor="operator")
+        session = door.end(actor="operator", session=SessionRef(store, args.id))
     return _respond(ctx, session)
 
 
@@ -415,8 +414,9 @@ def cmd_prune(args: argparse.Namespace, ctx: CliContext) -> int:
             f"--older-than must be at least 1 (day), got {args.older_than:g}: sessions ended "
             "less than a day ago are kept",
         )
+    door = _door(ctx)
     with _store(ctx) as store:
-        result = store.prune(args.older_than, actor="operator")
+        result = door.prune(store, args.older_than, actor="operator")
     if fmt == "json":
         ctx.emit_json(result.to_dict())
     else:

@@ -31,12 +31,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from skilldeck.core.errors import SkilldeckError
+from skilldeck.core.limits import AGENT_LIMIT
 from skilldeck.core.model import Skill, name_order
 
 if TYPE_CHECKING:
     from skilldeck.core.search import SearchResult
     from skilldeck.core.sessions import Session
-    from skilldeck.core.workspace import Actions, Workspace
+    from skilldeck.core.workspace import Actions, SessionRef, Workspace
 
 Tier = Literal["none", "breadcrumb", "listing", "full"]
 MAX_SKILLS = 3
@@ -252,6 +253,7 @@ def build_context(
     budget: int | None = None,
     recent: Mapping[str, float] | None = None,
     actor: str = "agent",
+    session: SessionRef | None = None,
 ) -> SkillContext:
     """Decide what to inject for ``message`` (see the module docstring for the tiers).
 
@@ -262,6 +264,11 @@ def build_context(
         budget: Character budget of the text (default: ``settings.prompt_char_budget``).
         recent: Skill name -> last use in the session (:func:`recent_use`).
         actor: Who asks (``agent`` or ``cli``), for the ``skill_loaded`` telemetry event.
+            An agent's request is also a ``skill_selected`` event naming the skill it
+            matched (:func:`_record_match`), as an agent's search is, so usage counts it.
+        session: The session the request came from: the skills injected in full are
+            loaded into it (active, as an agent's load makes them), and it is named in
+            the ``skill_selected`` event.
 
     Returns:
         The tier, its reason, the skills with their reasons, and the text to inject.
@@ -285,12 +292,12 @@ def build_context(
     )
     meta = is_meta_question(message)
     if matched and (not meta or any(c.mention is not None for c in matched)):
-        _full(answer, matched, max_skills, actor, workspace.actions)
+        _full(answer, matched, max_skills, actor, workspace.actions, session)
     elif meta:
         answer.reason = "the message asks what the agent can do"
         _listing(answer, [], visible, limit)
     elif sure := [c for c in pool.values() if c.confident and not c.skill.triggers]:
-        _full(answer, sure, max_skills, actor, workspace.actions)
+        _full(answer, sure, max_skills, actor, workspace.actions, session)
     elif untriggered := sorted(
         (c for c in pool.values() if c.strong and not c.skill.triggers),
         key=_Candidate.sort_key,
@@ -300,7 +307,41 @@ def build_context(
     else:
         answer.reason = "no skill matches the message"
         answer.text = breadcrumb(len(visible))
+    if actor == "agent" and (answer.tier == "full" or not meta):
+        _record_match(workspace, message, answer, pool, session)
     return answer
+
+
+def _record_match(
+    workspace: Workspace,
+    message: str,
+    answer: SkillContext,
+    pool: Mapping[str, _Candidate],
+    session: SessionRef | None,
+) -> None:
+    """The ``skill_selected`` event of an agent's context request: the first skill
+    injected in full is the one selected (None when none was: a request usage lists as
+    unmatched), with the best search candidates. A question about what the agent can do
+    is no request for a skill and is not recorded."""
+    chosen = None
+    if answer.tier == "full":
+        chosen = next((s.name for s in answer.skills if not s.omitted), None)
+    scored = sorted(
+        (c for c in pool.values() if c.score is not None), key=lambda c: -(c.score or 0.0)
+    )
+    workspace.telemetry.emit(
+        "skill_selected",
+        query=message,
+        confident=chosen is not None,
+        clustered=False,
+        selected=chosen,
+        session=None if session is None else session.id,
+        source="context",
+        candidates=[
+            {"name": c.name, "path": str(c.skill.path), "score": round(c.score or 0.0, 4)}
+            for c in scored[:AGENT_LIMIT]
+        ],
+    )
 
 
 def breadcrumb(total: int) -> str:
@@ -347,9 +388,10 @@ def _full(
     max_skills: int,
     actor: str,
     actions: Actions,
+    session: SessionRef | None,
 ) -> None:
     """The ``full`` tier: the top matches' instructions, within ``answer.budget`` (each
-    loaded, and recorded, through the write door ``actions``)."""
+    loaded, and recorded, through the write door ``actions``, into ``session``)."""
     budget = answer.budget
     chosen = matched[:max_skills]
     order = ("mention", "exact_phrase", "trigger", "search")
@@ -373,7 +415,9 @@ def _full(
         )
         answer.skills.append(item)
         try:
-            loaded = actions.load(candidate.skill, actor=actor, source="context").result
+            loaded = actions.load(
+                candidate.skill, actor=actor, source="context", session=session
+            ).result
         except SkilldeckError as exc:  # the file vanished or became unreadable
             item.omitted = True
             item.reason += f"; left out: {exc.message}"

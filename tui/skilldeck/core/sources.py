@@ -6,10 +6,11 @@ it offers now (tier 1: each a :class:`~skilldeck.core.model.Skill` parsed from i
 frontmatter) and hand over one of them ready to load (tier 2: a skill whose SKILL.md is on
 local disk, so the loader, the confinement rule and the sessions treat it like any other).
 The local roots (:class:`LocalSource`, over a :class:`~skilldeck.core.workspace.Workspace`)
-and the remote catalogs (:class:`RemoteSource`, over
-:class:`~skilldeck.core.remote.Federation`) satisfy it; a provider outside the core (e.g.
-:mod:`skilldeck.providers.sqlite_catalog`) implements the same two methods. A source only
-reads: nothing in the protocol writes to the store it reads from.
+and the remote catalogs (the workspace's own
+:class:`~skilldeck.core.workspace.RemoteSource`, ``Workspace.remotes``) satisfy it; a
+provider outside the core (e.g. :mod:`skilldeck.providers.sqlite_catalog`) implements the
+same two methods. A source only reads: nothing in the protocol writes to the store it reads
+from.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from skilldeck.core.model import Skill
 
 if TYPE_CHECKING:
-    from skilldeck.core.remote import Federation
     from skilldeck.core.workspace import Workspace
 
 
@@ -56,18 +56,3 @@ class LocalSource:
     def fetch(self, name: str) -> Skill:
         """The skill a model asking for ``name`` gets (:meth:`Workspace.resolve`)."""
         return self.workspace.resolve(name, for_model=True)
-
-
-class RemoteSource:
-    """The configured remote catalogs as a :class:`SkillSource` (``label:name`` names)."""
-
-    def __init__(self, federation: Federation) -> None:
-        self.federation = federation
-
-    def skills(self) -> Sequence[Skill]:
-        """Every remote's skills as last listed (cached for each remote's ``ttl_s``)."""
-        return self.federation.listing().documents
-
-    def fetch(self, name: str) -> Skill:
-        """The remote skill verified and cached locally, past its review gate."""
-        return self.federation.load(name).skill

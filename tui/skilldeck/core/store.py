@@ -15,7 +15,7 @@ and prunes it (:meth:`LocalStore.prune` asks each owner):
 
 * ``skills``: :mod:`skilldeck.core.discovery.records`;
 * ``index_meta``, ``index_blobs``: :mod:`skilldeck.core.search.persist`;
-* ``skill_vectors``: :mod:`skilldeck.core.search.vectors`;
+* ``text_vectors``: :mod:`skilldeck.core.search.vectors`;
 * ``lint_results``: :mod:`skilldeck.core.workspace.lint_store`;
 * ``instruction_cache``: :mod:`skilldeck.core.loader.remote`.
 

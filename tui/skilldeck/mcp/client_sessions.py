@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, TypeVar
 from skilldeck.core.config import Settings
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.sessions import SessionStore
+from skilldeck.core.workspace import SessionRef
 from skilldeck.mcp.log import log
 
 if TYPE_CHECKING:
     from skilldeck.core.telemetry import Telemetry
+    from skilldeck.core.workspace import Actions
 
 T = TypeVar("T")
 
@@ -31,6 +33,7 @@ class ClientSessions:
         settings: Loaded settings (where the store is).
         mode: Policy mode of the sessions created here.
         fixed_session: Join this existing session instead of creating one per client.
+        door: The workspace's write door, through which sessions are created and ended.
         telemetry: The workspace's telemetry writer, which the store emits to (default: one
             configured by ``settings``).
     """
@@ -40,9 +43,11 @@ class ClientSessions:
         settings: Settings,
         mode: str,
         fixed_session: str | None,
+        door: Actions,
         telemetry: Telemetry | None = None,
     ) -> None:
         self.settings = settings
+        self.door = door
         self.telemetry = telemetry
         self.mode = mode
         self.fixed_session = fixed_session
@@ -107,6 +112,11 @@ class ClientSessions:
                 raise
             raise self._unavailable(exc) from exc
 
+    def ref(self, session_id: str) -> SessionRef:
+        """``session_id`` in the shared store, its faults turned into "sessions are
+        unavailable" (:meth:`call`)."""
+        return SessionRef(self.store(), session_id, self.call)
+
     def _join(self, session_id: str) -> None:
         try:
             session = self.store().get(session_id)
@@ -132,8 +142,9 @@ class ClientSessions:
             if found is not None:
                 return found
             label = self._labels.get(client_key, "mcp client")
-        store = self.store()
-        session = self.call(lambda: store.create(mode=self.mode, actor="agent", label=label))
+        session = self.door.create(
+            self.store(), actor="agent", mode=self.mode, label=label, guard=self.call
+        )
         with self._session_lock:
             self._sessions.setdefault(client_key, session.id)
             self._created.append(session.id)
@@ -148,7 +159,7 @@ class ClientSessions:
             if session_id is None or session_id not in self._created:
                 return
             self._created.remove(session_id)
-        self.store().end(session_id, actor="agent")
+        self.door.end(actor="agent", session=self.ref(session_id))
 
     def close(self) -> None:
         """End the sessions this server created (joined ones stay open). Idempotent."""
@@ -162,7 +173,7 @@ class ClientSessions:
             return
         for session_id in created:
             with contextlib.suppress(Exception):
-                store.end(session_id, actor="agent")
+                self.door.end(actor="agent", session=SessionRef(store, session_id))
         with contextlib.suppress(Exception):
             closer = getattr(store, "close", None)
             if callable(closer):

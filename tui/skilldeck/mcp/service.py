@@ -123,7 +123,9 @@ class SkillService:
             log(notice)
         self._listings: dict[tuple[int, int], Listing] = {}
         self._semantic = "pending" if settings.semantic else "off"
-        self.sessions = ClientSessions(settings, self.mode, session_id, self.workspace.telemetry)
+        self.sessions = ClientSessions(
+            settings, self.mode, session_id, self.workspace.actions, self.workspace.telemetry
+        )
         self.mounts = ToolsetMounts()
         self.workspace.discover()
         problem = self.workspace.invalid_problem()
@@ -290,11 +292,18 @@ class SkillService:
         self, message: str, max_skills: int = 3, *, client_key: str = "stdio"
     ) -> ToolOutput:
         """What to inject for one user message (:func:`skilldeck.core.context.build_context`),
-        ranking skills used recently in the client's session first among equal matches."""
+        ranking skills used recently in the client's session first among equal matches; the
+        skills injected in full are loaded into that session and the match is recorded
+        for usage (``skill_selected``), as a search and a load by the agent are."""
         if not message.strip():
             raise SkilldeckError(ErrorCode.INVALID_PARAM, "message must not be blank")
+        session_id = self._session_or_none(client_key)
         answer = build_context(
-            self.workspace, message, max_skills=max_skills, recent=self.recent_use(client_key)
+            self.workspace,
+            message,
+            max_skills=max_skills,
+            recent=self.recent_use(client_key),
+            session=None if session_id is None else self.sessions.ref(session_id),
         )
         text = answer.text or f"Nothing to inject: {answer.reason}."
         return ToolOutput(answer.to_dict(), text)
@@ -427,8 +436,8 @@ class SkillService:
         """The session's authorization decision for ``tool``."""
         tool = check_name(tool, "tool")
         session_id = self.session_for(client_key)
-        store = self.store()
-        decision = self._session_call(lambda: store.check(session_id, tool, actor="agent"))
+        here = self.sessions.ref(session_id)
+        decision = self.workspace.actions.check(tool, actor="agent", session=here)
         data = _as_dict(decision)
         data.update(
             {

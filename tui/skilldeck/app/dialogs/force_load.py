@@ -25,6 +25,14 @@ if TYPE_CHECKING:
 
 NEW_SESSION = "__new__"
 
+WARNING_LINES = 3
+"""Most lines of warnings and findings shown (one each, cut to the width); past that the
+last line counts the rest, which the Diagnostics tab lists."""
+
+COMPACT_BELOW = 30
+"""Screens shorter than this get one-line fields and buttons, so the text the model will
+receive keeps most of the dialog (at 80x24: 13 lines instead of 4)."""
+
 
 @dataclass(frozen=True, slots=True)
 class ForceLoadOutcome:
@@ -85,11 +93,13 @@ class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
     ForceLoadDialog #text {
         height: 1fr;
         min-height: 4;
+        visibility: hidden;  /* until there is a text: an empty one numbers its one line */
     }
     ForceLoadDialog #warnings {
         height: auto;
-        max-height: 6;
         color: $warning;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     ForceLoadDialog #buttons {
         height: auto;
@@ -97,6 +107,12 @@ class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
     }
     ForceLoadDialog #buttons Button {
         margin-left: 2;
+    }
+    ForceLoadDialog.-compact .row Label {
+        padding: 0;
+    }
+    ForceLoadDialog.-compact #facts {
+        margin-top: 0;
     }
     """
 
@@ -153,6 +169,13 @@ class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
             self.notify(exc.message, severity="error")
         options.append((f"+ new session ({mode} mode)", NEW_SESSION))
         return options
+
+    def on_resize(self) -> None:
+        """One-line fields and buttons on a short screen (see :data:`COMPACT_BELOW`)."""
+        compact = self.size.height < COMPACT_BELOW
+        self.set_class(compact, "-compact")
+        for widget in (*self.query(Input), *self.query(Select), *self.query(Button)):
+            widget.compact = compact
 
     def on_mount(self) -> None:
         if self.deck.deterministic:
@@ -223,13 +246,18 @@ class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
         self.query_one("#facts", Static).update(facts)
         area = self.query_one("#text", TextArea)
         area.load_text(for_terminal(result.text, multiline=True))
+        area.visible = True
         if line is not None:
             end = len(area.document.get_line(line - 1))
             area.selection = Selection((line - 1, end), (line - 1, 0))
             area.scroll_cursor_visible(center=True)
-        self.query_one("#warnings", Static).update(
-            Text("\n".join([*(f"⚠ {clean(w)}" for w in result.warnings), *self._findings()]))
-        )
+        lines = [*(f"⚠ {clean(w)}" for w in result.warnings), *self._findings()]
+        if len(lines) > WARNING_LINES:
+            more = len(lines) - WARNING_LINES + 1
+            lines[WARNING_LINES - 1 :] = [f"+{more} more on the Diagnostics tab"]
+        warnings = self.query_one("#warnings", Static)
+        warnings.update(Text("\n".join(lines)))
+        warnings.display = bool(lines)  # no blank line taken from the text
         self.query_one("#confirm", Button).disabled = False
 
     def _findings(self) -> list[str]:
@@ -247,7 +275,9 @@ class ForceLoadDialog(GuardedDialog[ForceLoadOutcome | None]):
         self.query_one("#facts", Static).update(
             Text(f"Cannot load: {exc.code.value}: {clean(exc.message)}", style="bold red")
         )
-        self.query_one("#text", TextArea).load_text("")
+        area = self.query_one("#text", TextArea)
+        area.load_text("")
+        area.visible = False  # an empty text still numbers its one line
         self.query_one("#confirm", Button).disabled = True
 
     def action_cancel(self) -> None:

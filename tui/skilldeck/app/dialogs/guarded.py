@@ -3,7 +3,9 @@
 Type-ahead aimed at the search box must never answer a question it did not see (``e``
 then ``y`` typed as part of a query once disabled a skill). For :data:`GUARD_SECONDS`
 after it is shown, such a dialog focuses nothing, drops every key and runs no action;
-then its first control takes the focus.
+then its first control takes the focus. A key counts from when it was typed, not from
+when it is handled: on a busy machine keys typed before the dialog showed can wait in
+the queue past the guard, and are dropped all the same.
 """
 
 from __future__ import annotations
@@ -33,22 +35,24 @@ class GuardedDialog(UsesDeck, ModalScreen[ResultT]):
     AUTO_FOCUS: ClassVar[str | None] = ""  # nothing has the focus while keys are ignored
 
     _guard_until = math.inf
-    """Until when keys are ignored (from the start: keys can arrive before the mount)."""
+    """Keys typed before this moment are ignored (all of them until the guard ends: keys
+    can arrive before the mount)."""
 
     def focus_after_guard(self, widget: Widget) -> None:
-        """Start ignoring keys now and give ``widget`` the focus once that ends.
+        """Ignore keys for the app's ``key_guard`` seconds from now, then give ``widget``
+        the focus and answer the keys typed from then on.
 
         Args:
             widget: The control that answers keys afterwards.
         """
         delay = self.deck.key_guard
-        self._guard_until = time.monotonic() + delay
         if delay <= 0:
+            self._guard_until = -math.inf
             widget.focus()
             return
 
         def ready() -> None:
-            self._guard_until = min(self._guard_until, time.monotonic())
+            self._guard_until = time.monotonic()
             widget.focus()
             self.refresh_bindings()
 
@@ -58,6 +62,10 @@ class GuardedDialog(UsesDeck, ModalScreen[ResultT]):
     def guarded(self) -> bool:
         """Whether keys are still ignored (the dialog was shown moments ago)."""
         return time.monotonic() < self._guard_until
+
+    def typed_while_guarded(self, event: events.Key) -> bool:
+        """Whether ``event`` was typed before keys were answered (the app drops it)."""
+        return event.time < self._guard_until
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """No action runs while keys are ignored."""
@@ -71,7 +79,7 @@ class GuardedDialog(UsesDeck, ModalScreen[ResultT]):
             await self.run_action(event.button.id)
 
     def on_key(self, event: events.Key) -> None:
-        """Drop keys that arrive while the dialog is guarded."""
-        if self.guarded:
+        """Drop keys typed while the dialog was guarded."""
+        if self.typed_while_guarded(event):
             event.stop()
             event.prevent_default()

@@ -45,6 +45,7 @@ class ResourceDialog(UsesDeck, ModalScreen[None]):
     }
     ResourceDialog TextArea {
         height: 1fr;
+        visibility: hidden;  /* until there is a text: an empty one numbers its one line */
     }
     """
 
@@ -92,6 +93,7 @@ class ResourceDialog(UsesDeck, ModalScreen[None]):
         else:
             area.language = language_for(self.rel_path)
             area.load_text(for_terminal(resource.text, multiline=True))
+        area.visible = True
         area.focus()
 
     def action_close(self) -> None:

@@ -15,7 +15,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
 from textual.widgets import (
-    Footer,
     Header,
     Input,
     ProgressBar,
@@ -28,10 +27,11 @@ from textual.worker import get_current_worker
 
 from skilldeck.app.ranked import RESULT_LIMIT, Hit, Ranked, rank
 from skilldeck.app.screens.skill_actions import SkillActions
+from skilldeck.app.widgets.deck_footer import DeckFooter
 from skilldeck.app.widgets.diagnostics_list import DiagnosticsList
 from skilldeck.app.widgets.explain_view import HINT as EXPLAIN_HINT
 from skilldeck.app.widgets.explain_view import ExplainView
-from skilldeck.app.widgets.preview_pane import PreviewPane, empty_catalog_hint
+from skilldeck.app.widgets.preview_pane import PreviewPane, empty_catalog_hint, no_match_hint
 from skilldeck.app.widgets.resources_list import ResourcesList
 from skilldeck.app.widgets.results_list import ResultsList
 from skilldeck.app.widgets.search_box import SearchBox
@@ -39,7 +39,7 @@ from skilldeck.app.widgets.status_line import StatusLine
 from skilldeck.app.widgets.tools_table import ToolsTable
 from skilldeck.app.widgets.toolset_table import ToolsetTable
 from skilldeck.core.errors import SkilldeckError
-from skilldeck.core.model import Skill
+from skilldeck.core.model import Catalog, Skill
 from skilldeck.core.workspace import Workspace
 
 DETAIL_DELAY = 0.08
@@ -75,6 +75,8 @@ SEMANTIC_PAUSE = 0.4
 """Seconds of typing quiet before results are refined with the (slow) embedding signal."""
 
 SKILL_ACTIONS = {"toggle_raw", "raw", "rendered", "explain", "force_load", "toggle_enabled"}
+WRITE_ACTIONS = {"force_load", "toggle_enabled"}
+"""Skill actions that write: not on the rows shown before discovery ends."""
 
 TABS = (
     ("tab-preview", "Preview", "inverted_exclamation_mark"),
@@ -215,9 +217,15 @@ class MainScreen(SkillActions):
         self._pin: Skill | None = None
         self._stale_details = False
         self._diagnostic_count = 0
-        self._listing: tuple[int, Ranked] | None = None
+        self._listing: tuple[Catalog, Ranked] | None = None
+        """The listing (empty query) and the catalog it lists: lint, index and tools
+        leave it as it is (10-15 ms at 10k skills on the event loop, once per stage)."""
         self._counts: tuple[int, tuple[int, dict[str, int]]] | None = None
+        self._results: ResultsList | None = None
         self.last_ranked: Ranked | None = None
+        self.early = False
+        """The results list shows the rows kept from the last launch (:meth:`show_early`)
+        until discovery's catalog replaces them."""
         self.listed_version = -1
         """The app's ``catalog_version`` the results list was last ranked for (-1: none
         yet); it equals the app's once a change is searched and shown (tests wait on it)."""
@@ -239,8 +247,7 @@ class MainScreen(SkillActions):
                     yield ProgressBar(
                         total=None, show_eta=False, show_percentage=False, id="progress"
                     )
-                yield ResultsList(
-                    id="results",
+                yield self._results_list(
                     pass_keys=[
                         *(str(n) for n in range(1, len(TABS) + 1)),
                         "question_mark",
@@ -260,7 +267,7 @@ class MainScreen(SkillActions):
                     yield ResourcesList(id="resources")
                 with TabPane("Explain", id="tab-explain"):
                     yield ExplainView(id="explain")
-        yield Footer(compact=True, show_command_palette=False)
+        yield DeckFooter()
 
     def on_mount(self) -> None:
         deck = self.deck
@@ -290,7 +297,7 @@ class MainScreen(SkillActions):
         bar.display = deck.discovering
         if deck.discovering:
             count = deck.discovered or len(self.workspace.catalog.skills)
-            self.query_one(StatusLine).show_progress(deck.stage, count)
+            self.query_one(StatusLine).show_progress(deck.stage, count, early=self.early)
         elif self.last_ranked is not None:
             self._show_status(self.last_ranked)
         if not deck.discovering and self._detailed is None and self.is_mounted:
@@ -415,17 +422,18 @@ class MainScreen(SkillActions):
             return busy and bool(query.strip())
 
         if not query.strip() and self._listing is not None:
-            version, listing = self._listing
-            if version == deck.catalog_version:  # Esc: the listing as it was
+            catalog, listing = self._listing
+            if catalog is workspace.catalog:  # Esc, or a stage after discovery's
                 return Ranked(query, listing.hits, listing.total, 0.0)
         if may_wait() or not workspace.lock.acquire(blocking=False):
             return None
         try:
             if may_wait():
                 return None
+            catalog = workspace.catalog
             ranked = rank(workspace, query, RESULT_LIMIT)
-            if not query.strip():  # every change of the catalog bumps the version
-                self._listing = (deck.catalog_version, ranked)
+            if not query.strip():  # the same rows until discovery makes a new catalog
+                self._listing = (catalog, ranked)
             return ranked
         except Exception:
             return None  # the worker runs it again and reports the error
@@ -468,8 +476,13 @@ class MainScreen(SkillActions):
                 total += 1
         self.last_ranked = ranked
         self.listed_version = version
+        if self.early:
+            self.early = False
+            self.refresh_bindings()  # the skill actions that write are back
         results = self.query_one(ResultsList)
         results.show(hits, total, self.workspace, keep=keep)
+        if not hits and self._detailed is None:
+            self.query_one(PreviewPane).show(None, hint=self._empty_hint())  # says why
         if self._stale_details:
             self._stale_details = False
             if results.current is self._detailed:
@@ -481,6 +494,19 @@ class MainScreen(SkillActions):
             line, self._pending_line = self._pending_line, None
             self.query_one("#tabs", TabbedContent).active = "tab-preview"
             self.query_one(PreviewPane).show(results.current, line)
+
+    def show_early(self, skills: list[Skill], total: int) -> None:
+        """List the first rows of the catalog before discovery ends: the store kept them
+        for this very catalog (:func:`~skilldeck.core.workspace.launch_discovery`). The
+        status line says so, and the skill actions that write wait for the catalog, which
+        replaces the rows 0.4-0.6 s later at 10k skills; first rows came at 0.65 s instead of
+        1.07 s there (CPU 0.59 s instead of 0.93 s: ``tests/benchmarks/bench_felt.py``)."""
+        if self.workspace.generation or self.query_text.strip() or self.seen_by is not None:
+            return  # the catalog (or a search) is on the screen already
+        self.early = True
+        self.query_one(ResultsList).show([Hit(s) for s in skills], total, self.workspace)
+        self._progress_changed()
+        self.refresh_bindings()
 
     def _catalog_changed(self, _version: int) -> None:
         self._stale_details = True
@@ -516,9 +542,9 @@ class MainScreen(SkillActions):
         self._detailed = skill
         workspace = self.workspace
         self.query_one(PreviewPane).show(skill, hint=self._empty_hint())
-        diagnostics = workspace.diagnostics_for(skill) if skill else []
+        diagnostics = workspace.diagnostics_for(skill) if skill else None
         self.query_one(DiagnosticsList).show(diagnostics)
-        self._diagnostic_count = len(diagnostics)
+        self._diagnostic_count = len(diagnostics or ())
         self._label_diagnostics_tab()
         availability = workspace.availability.get(skill.path) if skill else None
         self.query_one(ToolsTable).show(availability, loading=self.deck.discovering)
@@ -569,10 +595,15 @@ class MainScreen(SkillActions):
         await self.run_action("app.help")
 
     def _empty_hint(self) -> Text | None:
-        """Where skills were looked for and how to add one, once discovery found none."""
-        if self.workspace.catalog.skills or self.deck.discovering:
+        """Where skills were looked for and how to add one, once discovery found none;
+        why a query lists no skill."""
+        if self.deck.discovering:
             return None
-        return empty_catalog_hint([root.path for root in self.workspace.roots()])
+        if not self.workspace.catalog.skills:
+            return empty_catalog_hint([root.path for root in self.workspace.roots()])
+        if self.query_text.strip() and not self.query_one(ResultsList).hits:
+            return no_match_hint(self.query_text)
+        return None
 
     @on(DiagnosticsList.JumpTo)
     def _jump(self, event: DiagnosticsList.JumpTo) -> None:
@@ -610,6 +641,8 @@ class MainScreen(SkillActions):
                 return False  # the key says what it switches to
         if action in SKILL_ACTIONS and self.current is None:
             return None
+        if action in WRITE_ACTIONS and self.early:
+            return None
         if action == "browse":
             focused = self.focused
             return isinstance(focused, SearchBox)  # elsewhere ↓ is the widget's own
@@ -617,9 +650,13 @@ class MainScreen(SkillActions):
 
     @property
     def current(self) -> Skill | None:
-        """The highlighted skill."""
-        results = self.query(ResultsList)
-        return results.first().current if results else None
+        """The highlighted skill (asked for each key of the footer: the list is kept, not
+        looked up in the DOM)."""
+        return self._results.current if self._results is not None else None
+
+    def _results_list(self, pass_keys: list[str]) -> ResultsList:
+        self._results = ResultsList(id="results", pass_keys=pass_keys)
+        return self._results
 
     def action_browse(self) -> None:
         """From the search box, move into the results."""

@@ -22,7 +22,7 @@ from skilldeck.app.labels import clean, literal
 from skilldeck.app.widgets.fitted_input import FittedInput
 from skilldeck.core.errors import SkilldeckError
 from skilldeck.core.execution import FileRequest, approval_as_shown, parse_file_request
-from skilldeck.core.sessions import MODES
+from skilldeck.core.sessions import MODES, run_outcome
 from skilldeck.core.workspace import SessionRef
 
 if TYPE_CHECKING:
@@ -116,20 +116,29 @@ def pending_row(entry: str) -> Text:
     return text
 
 
+def outcome_text(entry: AuditEntry) -> Text:
+    """How a run ended, from its ``script_exit`` row, in the words ``skilldeck session
+    show`` prints: ``exit 0`` (green); ``exit 3``, ``timed out`` or ``failed (why)`` (red)."""
+    words, ok = run_outcome(entry.detail)
+    return literal(words, style="green" if ok else "bold red")
+
+
 def audit_table(entries: list[AuditEntry]) -> Table:
-    """The newest audit rows, newest first."""
+    """The newest audit rows, newest first; with an outcome column (a run's exit code)
+    when a run ended among them."""
+    runs = any(entry.action == "script_exit" for entry in entries)
     table = Table(box=None, expand=True, padding=(0, 1), header_style="bold")
     table.add_column("time", no_wrap=True)
     table.add_column("actor", no_wrap=True)
     table.add_column("action", no_wrap=True)
+    if runs:  # beside the action: the subject is what a narrow screen cuts
+        table.add_column("outcome", no_wrap=True)
     table.add_column("subject", ratio=1)
     for entry in reversed(entries):
-        table.add_row(
-            _clock(entry.time)[11:],
-            literal(entry.actor),
-            literal(entry.action),
-            literal(entry.subject),
-        )
+        cells = [Text(_clock(entry.time)[11:]), literal(entry.actor), literal(entry.action)]
+        if runs:
+            cells.append(outcome_text(entry) if entry.action == "script_exit" else Text(""))
+        table.add_row(*cells, literal(entry.subject))
     return table
 
 
@@ -535,26 +544,26 @@ class SessionsScreen(UsesDeck, Screen[None]):
 
     @work(thread=True, exclusive=True, group="sessions-change", exit_on_error=False)
     def _change(self, what: str, value: str | None) -> None:
-        store = self.deck.store
+        store, door = self.deck.store, self.deck.workspace.actions
         session_id = self._selected
         try:
             if what == "create":
-                session_id = store.create(actor="operator").id
+                session_id = door.create(store, actor="operator").id
                 message = f"Created session {session_id}"
             elif session_id is None:
                 return
             elif what in ("approve", "deny") and value:
-                door, here = self.deck.workspace.actions, SessionRef(store, session_id)
+                here = SessionRef(store, session_id)
                 if what == "approve":
                     door.approve(self._as_shown(value), actor="operator", session=here)
                 else:
                     door.deny(value, actor="operator", session=here)
                 message = f"{'Approved' if what == 'approve' else 'Denied'} {value}"
             elif what == "mode" and value:
-                store.set_mode(session_id, value, actor="operator")
+                door.set_mode(value, actor="operator", session=SessionRef(store, session_id))
                 message = f"Mode is now {value}"
             elif what == "end":
-                store.end(session_id, actor="operator")
+                door.end(actor="operator", session=SessionRef(store, session_id))
                 message = f"Ended session {session_id}"
             else:
                 return

@@ -71,9 +71,12 @@ class DiagnosticsList(OptionList):
         """Findings shown."""
         return self._diagnostics
 
-    def show(self, diagnostics: list[Diagnostic]) -> None:
-        """Replace the findings."""
-        self._diagnostics = diagnostics
+    def show(self, diagnostics: list[Diagnostic] | None) -> None:
+        """Replace the findings (None: no skill is highlighted)."""
+        self._diagnostics = diagnostics or []
+        if diagnostics is None:
+            self.set_options([Option(Text("No skill selected.", style="dim"), disabled=True)])
+            return
         if not diagnostics:
             self.set_options([Option(Text("✔ No findings.", style="green"), disabled=True)])
             return

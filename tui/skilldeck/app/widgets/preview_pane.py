@@ -277,10 +277,13 @@ class PreviewPane(UsesDeck, Vertical):
         if line is not None:
             self.goto_line(line)
         fm = self.query_one("#frontmatter", Static)
+        body = self.query_one(ContentSwitcher)
+        # No skill, no body view: an empty source view still numbers its one line ("1").
+        body.display = skill is not None
         if skill is None:
             self._pending_line = None
             self._set_loading(False)
-            fm.set_class(hint is not None, "-hint")
+            fm.add_class("-hint")
             fm.update(hint if hint is not None else Text("No skill selected.", style="dim"))
             self.query_one("#md", Markdown).update("")
             self.query_one("#md-plain", Static).update("")
@@ -450,4 +453,17 @@ def empty_catalog_hint(roots: list[Path]) -> Text:
         style="dim",
     )
     text.append("ctrl+r rescans; skilldeck --root DIR opens another folder.", style="dim")
+    return text
+
+
+def no_match_hint(query: str) -> Text:
+    """What to tell someone whose query matches no skill (shown by :meth:`PreviewPane.show`
+    as its ``hint``): the sentence ``skilldeck search`` prints, with the reason when every
+    word is too common to search for."""
+    from skilldeck.core.search import too_common  # 10 ms: not at launch
+
+    text = Text(f"No skill matches {clean(query.strip())!r}", style="bold")
+    why = too_common(query)
+    text.append(f": {why}." if why else ".")
+    text.append("\n\nEsc clears the search.", style="dim")
     return text

@@ -33,6 +33,22 @@ def listing(counts: Counts, listed: int, spelled: bool = True) -> Text:
     return text
 
 
+NO_MATCH_SHORT = ("too common to search for", "too common")
+"""Shorter forms of :func:`~skilldeck.core.search.too_common`'s sentence for a narrow
+status line (the preview pane says it whole)."""
+
+
+def no_match_notes(ranked: Ranked) -> list[Text]:
+    """Why a ranked query matched nothing, longest form first (``[Text()]``: nothing to
+    say): every word of it is too common to search for."""
+    from skilldeck.core.search import too_common  # 10 ms: not at launch
+
+    why = too_common(ranked.query) if ranked.ranked and not ranked.hits else ""
+    if not why:
+        return [Text()]
+    return [Text(f" · {note}", style=WARNING) for note in (why, *NO_MATCH_SHORT)]
+
+
 class FirstFit:
     """The first of several one-line texts that fits the width it is drawn at (the last
     one otherwise): the status line is updated without a reflow, so it cannot know its
@@ -53,9 +69,21 @@ class StatusLine(Static):
     """One line saying how many skills match and how the ranking was made, or, while
     discovery runs, which stage it is in. Its size is fixed, so updates never reflow."""
 
-    def show_progress(self, stage: str, count: int) -> None:
-        """Discovery is running: its stage and the skills found so far."""
-        self.update(Text(f"{stage or 'working'}… {count} found", style="italic"), layout=False)
+    def show_progress(self, stage: str, count: int, *, early: bool = False) -> None:
+        """Discovery is running: its stage and the skills found so far (``early``: the
+        list shows the rows kept from the last launch meanwhile)."""
+        text = Text(f"{stage or 'working'}… {count} found", style="italic")
+        if not early:
+            self.update(text, layout=False)
+            return
+        note = f"italic {WARNING}"
+        self.update(  # the row beside the progress bar is ~28 cells at 120 columns
+            FirstFit(
+                text + Text(" · list from the last launch, checking", style=note),
+                Text("previous list · checking…", style=note),
+            ),
+            layout=False,
+        )
 
     def show_ranked(
         self,
@@ -100,8 +128,11 @@ class StatusLine(Static):
         if stage:
             tail.append(f" · {stage}…", style=f"italic {WARNING}")
         # Longest first; what goes first when the line is narrow: the timing, the reasons,
-        # then the notes.
+        # the words of why nothing matched, then the notes.
         variants = [
-            Text.assemble(head, tail, *ends) for ends in ((timing,), ()) for head in heads
+            Text.assemble(head, why, tail, *ends)
+            for why in no_match_notes(ranked)
+            for ends in ((timing,), ())
+            for head in heads
         ] + [heads[1]]
         self.update(FirstFit(*variants), layout=False)  # fixed size: no reflow

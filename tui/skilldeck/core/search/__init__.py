@@ -38,7 +38,12 @@ if TYPE_CHECKING:
     from skilldeck.core.search.example_writer import add_examples
     from skilldeck.core.search.index import SEMANTIC_WEIGHTS, WEIGHTS, SearchIndex
     from skilldeck.core.search.model_fetch import INDEX_URL, fetch_model
-    from skilldeck.core.search.results import SearchResponse, SearchResult, agent_search
+    from skilldeck.core.search.results import (
+        SearchResponse,
+        SearchResult,
+        agent_search,
+        too_common,
+    )
     from skilldeck.core.search.text import stem, tokenize
 
 __all__ = [
@@ -66,6 +71,7 @@ __all__ = [
     "select_split",
     "stem",
     "tokenize",
+    "too_common",
     "with_examples",
 ]
 
@@ -92,6 +98,7 @@ _NAMES = {
     "SearchResponse": "results",
     "SearchResult": "results",
     "agent_search": "results",
+    "too_common": "results",
     "stem": "text",
     "tokenize": "text",
 }

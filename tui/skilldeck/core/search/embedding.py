@@ -34,16 +34,23 @@ if TYPE_CHECKING:
 
 SEM_LOW, SEM_HIGH = 0.1, 0.6
 """Cosine similarities mapped to 0 and 1 by the semantic signal."""
-TEXT_TOKENS = 48
+TEXT_TOKENS = 44
 """Tokens of a skill's text (and of an example request) that are embedded, [CLS] and
-[SEP] included; a query is not cut. Cutting ``name: description`` (66 tokens on average
-in the corpus, 46 once cut) at 48 loses no accuracy on most folds of any column of
-``bench_crossval.py --examples`` (5 folds, hybrid r@1, full text -> 48): corpus 0.913 ->
-0.914 (1 fold better, 1 worse), with examples 0.901 -> 0.915 (1 better), MetaTool 0.599
--> 0.604 (3 better), with examples 0.714 -> 0.713 (1 worse); MetaTool ``confident``
-precision 0.912 -> 0.913. Not kept: 40 lost 3 MetaTool folds with examples, 64 a corpus
-fold, 32 the confident precision (0.900). Embedding time follows the tokens: 1,000
-corpus-sized skills took 21 s of CPU in full, 13 s cut (``bench_first_index.py``)."""
+[SEP] included; a query is not cut. ``name: description`` has 66 tokens on average in the
+corpus, 43 once cut. Chosen by ``bench_crossval.py --examples --rankers hybrid`` (5 folds,
+r@1 per fold and mean, same ranking; 48 was the cut before):
+
+* corpus: 48 tokens .933 1.0 .955 .867 1.0 (.951), 44 the same;
+* corpus with examples: .933 1.0 .864 .867 1.0 (.933), 44 .933 1.0 .909 .867 1.0 (.942);
+* MetaTool: .634 .634 .581 .594 .583 (.605), 44 .628 .634 .575 .599 .587 (.605);
+* MetaTool with examples: .733 .709 .742 .698 .674 (.711), 44 .738 .709 .737 .698 .679
+  (.712).
+
+No column loses on most folds (MetaTool: two worse, two better); MetaTool ``confident``
+precision 0.916 -> 0.913. Not kept: 40 lost three of five MetaTool folds in both columns
+(0.603 and 0.709); 32 took corpus r@1 to 0.919 (two folds worse) and the precision to
+0.906. Embedding time follows the tokens (7% fewer padded tokens than at 48: 43.5 a text;
+``bench_first_index.py``)."""
 EMBED_TEXT = f"name-description-1-cut{TEXT_TOKENS}"
 """Names the recipe of :meth:`EmbeddingSignal._embed_text`: change it with the recipe, so
 stored vectors of the old text are not used."""

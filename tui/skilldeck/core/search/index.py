@@ -524,7 +524,7 @@ class SearchIndex(EmbeddingSignal):
         parsed = query_stage.parse_query(self, query)
         sem_all = self._semantic_signal(query) if semantic is not False else None
         sig = ranking.gather_signals(self, query, parsed, sem_all)
-        weights = SEMANTIC_WEIGHTS if sem_all is not None else WEIGHTS
+        weights = SEMANTIC_WEIGHTS if sig.sem_all is not None else WEIGHTS
         fused = ranking.fuse(self, sig, weights, limit, available_tools)
         if not len(fused.ranked):
             return SearchResponse(query, [], False, False, _ms(started), fused.total, threshold)
@@ -547,7 +547,7 @@ class SearchIndex(EmbeddingSignal):
             fused.total,
             threshold,
             fused.lead,
-            calibration_for(sem_all is not None).lead,
+            calibration_for(sig.sem_all is not None).lead,
             fused.sure,
         )
 

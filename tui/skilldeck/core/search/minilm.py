@@ -2,7 +2,7 @@
 L2 normalisation. Made for all-MiniLM-L6-v2 (6 layers, 384 wide, 12 heads); any BERT of
 the same layout loads.
 
-Weights are read with ``safetensors`` (``model.safetensors``), text is tokenised with
+Weights are mapped from ``model.safetensors`` (:mod:`.weights`), text is tokenised with
 ``tokenizers`` (``tokenizer.json``); no torch. Against sentence-transformers (torch 2.14,
 CPU) the vectors agree to cosine >= 0.99999 on ``tests/data/minilm_reference.npy``.
 
@@ -16,16 +16,20 @@ Things that differ from a naive reading of the files (each cost a wrong vector o
   erf, so :func:`_gelu` uses Abramowitz-Stegun 7.1.26 (absolute error < 1.5e-7).
 
 Measured on this 2-core machine (OpenBLAS 0.3.31, numpy 2.4, one BLAS thread: see
-:data:`~skilldeck.core.search.semantic.BLAS_THREADS`): loading takes 0.12 s; a query of
-3-10 words embeds in 10-11 ms, 80% of it in the 24 matrix products; the 372 corpus skills
-(name and description, 66 tokens on average) in 7.4 s. sentence-transformers on torch took
-4.4 s to load. Where a batch's time goes (one thread, texts cut at 48 tokens, CPU time):
-matrix products of the dense layers 73% (about 100 GFLOP/s, OpenBLAS's Haswell kernel),
-GELU 10%, attention 9%, layer norms 4%, tokenising under 0.1%: the tokens embedded decide
-the time, so the index embeds few (:data:`~.embedding.TEXT_TOKENS`) and :meth:`MiniLM.encode`
-runs batches on every core (1,000 skills at 48 tokens: 13 s CPU). OpenBLAS 0.3.31 takes
-this AMD EPYC (Zen 5, AVX-512) for a Haswell; with ``OPENBLAS_CORETYPE=SkylakeX`` in the
-environment (read when numpy loads) the same 1,000 took 8.6 s.
+:data:`~skilldeck.core.search.semantic.BLAS_THREADS`): loading and embedding a first query
+takes 0.07 s (the weights are mapped, :mod:`.weights`); a query of 3-10 words embeds in
+10-11 ms, 80% of it in the 24 matrix products; the 372 corpus skills (name and
+description, 66 tokens on average) in 7.4 s. sentence-transformers on torch took 4.4 s to
+load. Where a batch's time goes (one thread, texts cut at 48 tokens, CPU time, OpenBLAS's
+Haswell kernel): matrix products of the dense layers 74% (118 GFLOP/s, the AVX2 kernel's
+peak), GELU 11%, attention 7%, layer norms 6%, tokenising under 0.1%; padding adds 0.8%
+(texts are batched by length). The tokens embedded decide the time, so the index embeds
+few (:data:`~.embedding.TEXT_TOKENS`) and :meth:`MiniLM.encode` runs batches on every core
+(1,000 skills at 44 tokens: 10.7 s CPU). The kernel is OpenBLAS's choice, made when numpy
+loads: on this AMD EPYC (Zen 5, AVX-512) it picks its SkylakeX (AVX-512) kernels, whose
+products run at 225 GFLOP/s (1,000 skills: 8.0 s CPU), unless ``OPENBLAS_CORETYPE`` names
+another (this project's sessions ran with ``Haswell`` set). Batch size does not matter
+(8 to 64 texts: 11.1-11.8 ms a text), nor does the weights' layout.
 """
 
 from __future__ import annotations
@@ -34,12 +38,13 @@ import json
 import math
 import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from skilldeck.core.search.weights import WeightsError, map_tensors
 
 F32 = NDArray[np.float32]
 
@@ -56,10 +61,11 @@ WORKERS = min(4, os.cpu_count() or 1)
 WEIGHTS_FILE = "model.safetensors"
 TOKENIZER_FILE = "tokenizer.json"
 
-# Abramowitz & Stegun 7.1.26
-_P = np.float32(0.3275911)
-_A = [np.float32(v) for v in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)]
-_SQRT_HALF = np.float32(1.0 / math.sqrt(2.0))
+# Abramowitz & Stegun 7.1.26 for erf(|x| / sqrt 2): p scaled by 1 / sqrt 2, a_i halved
+_P = np.float32(0.3275911 / math.sqrt(2.0))
+_A = [
+    np.float32(v / 2) for v in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+]
 
 
 class ModelError(Exception):
@@ -67,14 +73,16 @@ class ModelError(Exception):
 
 
 GELU_CHUNK = 1 << 15
-"""Elements per step of :func:`_gelu`: its eleven passes then run in cache (a whole
+"""Elements per step of :func:`_gelu`: its passes then run in cache (a whole
 (tokens, 1536) array at a time took 36 ms per 3M elements, chunked in place 11 ms; one
 matmul of the same size takes 7 ms)."""
 
 
 def _gelu(x: F32) -> F32:
-    """Exact GELU, ``0.5 x (1 + erf(x / sqrt 2))``, with erf by Abramowitz-Stegun 7.1.26:
-    ``1 - erf(a) = poly(t) exp(-a^2)``, ``t = 1 / (1 + p a)`` for ``a >= 0``."""
+    """Exact GELU, ``x Phi(x)``, as ``max(x, 0) - |x| q`` with ``q = Phi(-|x|)``, the
+    normal tail, by Abramowitz-Stegun 7.1.26: ``q = poly(t) exp(-x^2 / 2) / 2``,
+    ``t = 1 / (1 + p |x| / sqrt 2)`` (20 passes over each chunk instead of the 23 of
+    ``x (1 + erf(x / sqrt 2)) / 2``: 4.6 ms against 5.6 ms per 1536 x 1536, one thread)."""
     out = np.empty_like(x)
     flat, dest = x.reshape(-1), out.reshape(-1)
     a, t, p = (np.empty(min(GELU_CHUNK, flat.size), dtype=np.float32) for _ in range(3))
@@ -83,7 +91,6 @@ def _gelu(x: F32) -> F32:
         n = xs.size
         aa, tt, pp = a[:n], t[:n], p[:n]
         np.abs(xs, out=aa)
-        aa *= _SQRT_HALF
         np.multiply(aa, _P, out=tt)
         tt += 1.0
         np.reciprocal(tt, out=tt)
@@ -91,15 +98,14 @@ def _gelu(x: F32) -> F32:
         for coef in (_A[3], _A[2], _A[1], _A[0]):
             pp += coef
             pp *= tt
-        np.multiply(aa, aa, out=aa)
-        np.negative(aa, out=aa)
+        pp *= aa  # |x| poly(t) / 2
+        np.multiply(xs, xs, out=aa)
+        aa *= np.float32(-0.5)
         np.exp(aa, out=aa)
-        pp *= aa  # 1 - erf(|x| / sqrt 2)
-        np.subtract(1.0, pp, out=pp)
-        np.copysign(pp, xs, out=pp)  # erf(x / sqrt 2)
-        pp += 1.0
-        np.multiply(xs, pp, out=dest[start : start + n])
-    out *= np.float32(0.5)
+        pp *= aa  # |x| q
+        dx = dest[start : start + n]
+        np.maximum(xs, np.float32(0.0), out=dx)
+        dx -= pp
     return out
 
 
@@ -201,11 +207,10 @@ class MiniLM:
 
     Raises:
         ModelError: A file is missing or does not describe a model this engine runs.
-        ImportError: ``tokenizers`` or ``safetensors`` is not installed.
+        ImportError: ``tokenizers`` is not installed.
     """
 
     def __init__(self, folder: Path) -> None:
-        from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
         config = read_json(folder / "config.json")
@@ -225,7 +230,11 @@ class MiniLM:
         self.tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=self.max_tokens)
-        self._load_weights(load_file(str(folder / WEIGHTS_FILE)), int(config["num_hidden_layers"]))
+        try:
+            raw = map_tensors(folder / WEIGHTS_FILE)
+        except WeightsError as exc:
+            raise ModelError(f"{WEIGHTS_FILE}: {exc}") from None
+        self._load_weights(raw, int(config["num_hidden_layers"]))
         self.dim = int(self.word.shape[1])
 
     def _load_weights(self, raw: dict[str, NDArray[Any]], layers: int) -> None:
@@ -271,6 +280,8 @@ class MiniLM:
             for batch in batches:
                 run(batch)
             return out
+        from concurrent.futures import ThreadPoolExecutor  # 3 ms a query does not need
+
         with ThreadPoolExecutor(WORKERS, thread_name_prefix="minilm") as pool:
             for _ in pool.map(run, batches):  # re-raises a batch's error
                 pass

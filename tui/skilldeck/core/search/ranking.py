@@ -29,7 +29,7 @@ from skilldeck.core.search.analysis import FIELDS, ParsedQuery
 from skilldeck.core.search.calibration import calibration_for, is_confident
 from skilldeck.core.search.query import word_of, word_weight
 from skilldeck.core.search.results import CLUSTER_GAP, SearchResult
-from skilldeck.core.search.text import normalize
+from skilldeck.core.search.text import common_only, normalize
 
 if TYPE_CHECKING:
     from skilldeck.core.search.index import SearchIndex
@@ -127,8 +127,16 @@ def gather_signals(
     parsed: ParsedQuery,
     sem_all: NDArray[np.float64] | None,
 ) -> Signals:
-    """Stage 2: BM25 over all skills, then coverage and name similarity over candidates."""
+    """Stage 2: BM25 over all skills, then coverage and name similarity over candidates.
+
+    A query of common words only that stands for no term (``use when``) names no task:
+    neither its likeness to a name (67% to ``aeon``) nor its embedding counts, so it
+    matches nothing in both modes (and :func:`~.results.too_common` says why); only a
+    trigger or a skill's name in it still picks a skill."""
     n = len(index.skills)
+    no_task = not parsed.terms and bool(common_only(query))
+    if no_task:
+        sem_all = None
     lex = index.lexical(parsed, semantic=sem_all is not None)
     mentioned = index.mentioned(query)
     fired = index.triggers.match(query)
@@ -149,7 +157,9 @@ def gather_signals(
     values = {
         "bm25": rel,
         "coverage": _coverage(index, parsed, masks, len(cand), rare=sem_all is not None),
-        "name": name_signal(index.normalized_names(cand.tolist()), query),
+        "name": np.zeros(len(cand))
+        if no_task
+        else name_signal(index.normalized_names(cand.tolist()), query),
     }
     if sem_all is not None:
         values["semantic"] = sem_all[cand]

@@ -18,6 +18,18 @@ CLUSTER_GAP = 0.05
 """Results scoring within this of the top one make the answer "clustered"."""
 
 
+def too_common(query: str) -> str:
+    """Why ``query`` can match nothing when every word of it is too common to be indexed
+    (``'use' and 'when' are too common to search for; name the task``), else "": the one
+    wording every face gives."""
+    common = list(dict.fromkeys(common_only(query)))
+    if not common:
+        return ""
+    said = " and ".join(repr(w) for w in common)
+    verb = "is" if len(common) == 1 else "are"
+    return f"{said} {verb} too common to search for; name the task"
+
+
 @dataclass(slots=True)
 class SearchResult:
     """One ranked skill.
@@ -93,12 +105,8 @@ class SearchResponse:
     def message(self) -> str:
         """One sentence for an agent or a person about how clear the answer is."""
         if not self.results:
-            common = list(dict.fromkeys(common_only(self.query)))
-            if common:
-                said = " and ".join(repr(w) for w in common)
-                verb = "is" if len(common) == 1 else "are"
-                return f"no match: {said} {verb} too common to search for; name the task"
-            return "no match"
+            why = too_common(self.query)
+            return f"no match: {why}" if why else "no match"
         if self.clustered and self.results[0].score >= self.threshold:
             close = [
                 r.skill.name for r in self.results if r.score >= self.results[0].score - CLUSTER_GAP

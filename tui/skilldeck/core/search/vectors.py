@@ -1,6 +1,6 @@
-"""Skill embeddings kept in the local store (table ``skill_vectors``, declared here:
-:data:`TABLES`), one row per model id and skill version, so a skill is embedded once and a
-one-shot search embeds only its query.
+"""Embeddings kept in the local store (table ``text_vectors``, declared here:
+:data:`TABLES`), one row per model id and version of an embedded text (a skill's, an example
+request's), so a text is embedded once and a one-shot search embeds only its query.
 
 A row's ``key`` names one version of one skill's embedded text (see
 :meth:`~skilldeck.core.search.embedding.EmbeddingSignal.vector_keys`: a digest of the
@@ -10,8 +10,11 @@ unit norm): a row failing a check is ignored and its skill embedded again. ``use
 is refreshed at most daily for the rows a search uses, and rows unused for
 :data:`~skilldeck.core.store.PRUNE_AFTER_S` are pruned with the store (:func:`prune`).
 
-Measured on this machine (warm page cache): reading 372 vectors 2-3 ms, 10k vectors
-30-40 ms; writing 372 about 10 ms.
+A plain rowid table, not ``WITHOUT ROWID``: a 1,536-byte vector is more than such a
+table keeps in a 4 KB page, so each row took an overflow page (10k vectors: 47 MB, 99 ms
+of CPU to look up; here 21 MB and 28-40 ms). Rows are checked all at once (10k rows: 85 ms
+one by one, 14 ms so, profiled). A one-shot hybrid search at 10k skills reads all of them:
+``tests/benchmarks/bench_semantic.py --size 10000``.
 """
 
 from __future__ import annotations
@@ -30,15 +33,16 @@ CHUNK = 500
 NORM_TOLERANCE = 1e-3
 
 TABLES = (
-    # A skill's embedding under one model: ``key`` names the version of the skill's
-    # embedded text, ``vector`` is raw float32.
-    """CREATE TABLE IF NOT EXISTS skill_vectors (
+    # A text's embedding under one model: ``key`` names the version of the embedded text,
+    # ``vector`` is raw float32.
+    """CREATE TABLE IF NOT EXISTS text_vectors (
         model TEXT NOT NULL,
         key TEXT NOT NULL,
         vector BLOB NOT NULL,
         used_ns INTEGER NOT NULL,
-        PRIMARY KEY (model, key)
-    ) WITHOUT ROWID""",
+        UNIQUE (model, key)
+    )""",
+    "DROP TABLE IF EXISTS skill_vectors",  # the old layout (one overflow page a row)
 )
 """The store table this module owns (see :meth:`LocalStore.ensure`)."""
 
@@ -48,41 +52,40 @@ def load(
 ) -> dict[str, NDArray[np.float32]]:
     """The stored vectors of ``keys`` under ``model`` (absent or bad rows left out)."""
     wanted = list(dict.fromkeys(keys))
-    found: dict[str, NDArray[np.float32]] = {}
-    stale: list[str] = []
-    cutoff = time.time_ns() - int(PRUNE_EVERY_S * 1e9)
+    rows: list[tuple[str, bytes, object]] = []
     try:
         store.ensure(TABLES)
         conn = store.connect()
         for start in range(0, len(wanted), CHUNK):
             part = wanted[start : start + CHUNK]
             marks = ",".join("?" * len(part))
-            rows = conn.execute(
-                "SELECT key, vector, used_ns FROM skill_vectors "
-                f"WHERE model = ? AND key IN ({marks})",
-                (model, *part),
+            rows.extend(
+                row
+                for row in conn.execute(
+                    "SELECT key, vector, used_ns FROM text_vectors "
+                    f"WHERE model = ? AND key IN ({marks})",
+                    (model, *part),
+                )
+                if isinstance(row[1], bytes) and len(row[1]) == dim * 4
             )
-            for key, blob, used_ns in rows:
-                vector = _decode(blob, dim)
-                if vector is not None:
-                    found[key] = vector
-                    if type(used_ns) is not int or used_ns < cutoff:
-                        stale.append(key)
     except sqlite3.Error as exc:
         store.notice(f"stored skill vectors could not be read ({exc}); embedding again")
-        return found
+    found = _decode(rows, dim)
+    cutoff = time.time_ns() - int(PRUNE_EVERY_S * 1e9)
+    stale = [k for k, _, used in rows if k in found and (type(used) is not int or used < cutoff)]
     if stale:
         _touch(store, model, stale)
     return found
 
 
-def _decode(blob: object, dim: int) -> NDArray[np.float32] | None:
-    if not isinstance(blob, bytes) or len(blob) != dim * 4:
-        return None
-    vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-    if not np.isfinite(vector).all() or abs(float(vector @ vector) - 1.0) > NORM_TOLERANCE:
-        return None
-    return vector
+def _decode(rows: list[tuple[str, bytes, object]], dim: int) -> dict[str, NDArray[np.float32]]:
+    """The rows' vectors that are finite and of unit length, by key."""
+    matrix = np.frombuffer(b"".join(blob for _, blob, _ in rows), dtype="<f4")
+    matrix = matrix.astype(np.float32, copy=False).reshape(len(rows), dim)
+    with np.errstate(all="ignore"):  # a bad row may overflow: it is left out
+        good = np.isfinite(matrix).all(axis=1)
+        good &= np.abs(np.einsum("ij,ij->i", matrix, matrix) - 1.0) <= NORM_TOLERANCE
+    return {rows[i][0]: matrix[i] for i in np.flatnonzero(good).tolist()}
 
 
 def save(store: LocalStore, model: str, vectors: Mapping[str, NDArray[np.float32]]) -> bool:
@@ -93,7 +96,7 @@ def save(store: LocalStore, model: str, vectors: Mapping[str, NDArray[np.float32
         store.ensure(TABLES)
         with store.write() as conn:
             conn.executemany(
-                "INSERT OR REPLACE INTO skill_vectors (model, key, vector, used_ns) "
+                "INSERT OR REPLACE INTO text_vectors (model, key, vector, used_ns) "
                 "VALUES (?, ?, ?, ?)",
                 rows,
             )
@@ -109,7 +112,7 @@ def _touch(store: LocalStore, model: str, keys: list[str]) -> None:
         store.ensure(TABLES)
         with store.write() as conn:
             conn.executemany(
-                "UPDATE skill_vectors SET used_ns = ? WHERE model = ? AND key = ?",
+                "UPDATE text_vectors SET used_ns = ? WHERE model = ? AND key = ?",
                 [(now, model, key) for key in keys],
             )
     except sqlite3.Error:
@@ -120,4 +123,4 @@ def prune(store: LocalStore, cutoff_ns: int) -> int:
     """Drop the vectors no search used since ``cutoff_ns``; returns how many."""
     store.ensure(TABLES)
     with store.write() as conn:
-        return conn.execute("DELETE FROM skill_vectors WHERE used_ns < ?", (cutoff_ns,)).rowcount
+        return conn.execute("DELETE FROM text_vectors WHERE used_ns < ?", (cutoff_ns,)).rowcount

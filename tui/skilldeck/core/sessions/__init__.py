@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         Session,
         base_tool_name,
         iso,
+        run_outcome,
         split_tool,
         tool_matches,
     )
@@ -70,6 +71,7 @@ __all__ = [
     "describe_backend",
     "iso",
     "row_hash",
+    "run_outcome",
     "split_tool",
     "tool_matches",
     "verify_chain",
@@ -91,6 +93,7 @@ _NAMES = {
     "Session": "model",
     "base_tool_name": "model",
     "iso": "model",
+    "run_outcome": "model",
     "split_tool": "model",
     "tool_matches": "model",
     "SqliteBackend": "sqlite",

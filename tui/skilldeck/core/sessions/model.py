@@ -223,6 +223,22 @@ class AuditEntry:
         }
 
 
+def run_outcome(detail: dict[str, Any]) -> tuple[str, bool]:
+    """How a script run ended, from the detail of its ``script_exit`` audit row, in the
+    words every face shows: ``exit 0``, ``exit 3``, ``timed out`` or ``failed (why)``; and
+    whether it succeeded (exit 0).
+
+    Args:
+        detail: The row's detail (``exit_code``, ``timed_out``, ``error``).
+    """
+    if detail.get("timed_out"):
+        return "timed out", False
+    code = detail.get("exit_code")
+    if code is None:
+        return f"failed ({detail.get('error')})", False
+    return f"exit {code}", code == 0
+
+
 @dataclass(frozen=True, slots=True)
 class PruneResult:
     """What :meth:`SessionStore.prune` removed."""

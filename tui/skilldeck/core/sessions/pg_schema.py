@@ -11,6 +11,34 @@ CHANNEL = "skilldeck_sessions"
 MIGRATE_LOCK = 0x5D_5E55_0001
 AUDIT_LOCK = 0x5D_5E55_0002
 
+
+def _prune_oldest(last_id: str, last_hash: str, count: str) -> str:
+    """The PL/pgSQL that deletes the oldest audit rows older than ``cutoff`` (a variable of
+    the function it goes into, which holds the audit lock), from the start of the log up to
+    the first row that must stay (newer, or of an open session). ``last_id``, ``last_hash``
+    and ``count`` name the variables that receive the last row deleted and how many were.
+    It leaves ``IF last_id IS NOT NULL THEN`` open for the caller to add to and close.
+    """
+    return f"""        SELECT a.id, a.hash INTO {last_id}, {last_hash} FROM skilldeck_audit a
+        WHERE a.id < COALESCE(
+            (SELECT min(b.id) FROM skilldeck_audit b
+             WHERE b.time >= cutoff OR b.session_id IN
+                (SELECT s.id FROM skilldeck_sessions s WHERE s.ended IS NULL)),
+            9223372036854775807)
+        ORDER BY a.id DESC LIMIT 1;
+        {count} := 0;
+        IF {last_id} IS NOT NULL THEN
+            PERFORM set_config('skilldeck.audit_prune', 'on', true);
+            DELETE FROM skilldeck_audit a WHERE a.id <= {last_id};
+            GET DIAGNOSTICS {count} = ROW_COUNT;
+            PERFORM set_config('skilldeck.audit_prune', '', true);"""
+
+
+_PRUNE_V3 = _prune_oldest("pruned_last_id", "pruned_last_hash", "pruned_count")
+"""The audit prune of ``skilldeck_prune_audit`` (version 3, dropped by version 4)."""
+_PRUNE_V4 = _prune_oldest("last_id", "last_hash", "pruned_audit")
+"""The audit prune of ``skilldeck_prune`` (version 4)."""
+
 _V1 = [
     """CREATE TABLE skilldeck_sessions (
         id TEXT PRIMARY KEY,
@@ -123,19 +151,7 @@ _V3 = [
         END IF;
         PERFORM pg_advisory_xact_lock({AUDIT_LOCK});
         cutoff := extract(epoch FROM now()) - keep_seconds;
-        SELECT a.id, a.hash INTO pruned_last_id, pruned_last_hash FROM skilldeck_audit a
-        WHERE a.id < COALESCE(
-            (SELECT min(b.id) FROM skilldeck_audit b
-             WHERE b.time >= cutoff OR b.session_id IN
-                (SELECT s.id FROM skilldeck_sessions s WHERE s.ended IS NULL)),
-            9223372036854775807)
-        ORDER BY a.id DESC LIMIT 1;
-        pruned_count := 0;
-        IF pruned_last_id IS NOT NULL THEN
-            PERFORM set_config('skilldeck.audit_prune', 'on', true);
-            DELETE FROM skilldeck_audit a WHERE a.id <= pruned_last_id;
-            GET DIAGNOSTICS pruned_count = ROW_COUNT;
-            PERFORM set_config('skilldeck.audit_prune', '', true);
+{_PRUNE_V3}
         END IF;
         RETURN NEXT;
     END $$""",
@@ -377,19 +393,7 @@ _V4 = [
         DELETE FROM skilldeck_sessions WHERE ended IS NOT NULL AND ended < ended_cutoff;
         GET DIAGNOSTICS pruned_sessions = ROW_COUNT;
         PERFORM pg_advisory_xact_lock({AUDIT_LOCK});
-        SELECT a.id, a.hash INTO last_id, last_hash FROM skilldeck_audit a
-        WHERE a.id < COALESCE(
-            (SELECT min(b.id) FROM skilldeck_audit b
-             WHERE b.time >= cutoff OR b.session_id IN
-                (SELECT s.id FROM skilldeck_sessions s WHERE s.ended IS NULL)),
-            9223372036854775807)
-        ORDER BY a.id DESC LIMIT 1;
-        pruned_audit := 0;
-        IF last_id IS NOT NULL THEN
-            PERFORM set_config('skilldeck.audit_prune', 'on', true);
-            DELETE FROM skilldeck_audit a WHERE a.id <= last_id;
-            GET DIAGNOSTICS pruned_audit = ROW_COUNT;
-            PERFORM set_config('skilldeck.audit_prune', '', true);
+{_PRUNE_V4}
             PERFORM skilldeck_append_row(NULL, who, '{CHECKPOINT}', '', jsonb_build_object(
                 'count', pruned_audit, 'last_id', last_id, 'last_hash', last_hash,
                 'audit_before', cutoff), p_time, NULL);

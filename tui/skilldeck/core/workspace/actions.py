@@ -7,7 +7,9 @@ here once: a load emits ``skill_loaded`` (its source suffixed ``-remote`` for a 
 skill), a read ``skill_resource_requested``, a run and a toolset call are audited by
 :mod:`skilldeck.core.execution`. A name is a local skill's (:meth:`Workspace.resolve`) or
 ``label:name`` of a configured remote (:class:`~.remotes.RemoteSource`: the current entry,
-the review gate, every file verified against its digest).
+the review gate, every file verified against its digest). Sessions themselves (create,
+end, approve, deny, revoke, mode, check, prune) come from its base,
+:class:`~.session_actions.SessionActions`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from skilldeck.core.errors import ErrorCode, SkilldeckError
 from skilldeck.core.model import Skill
+from skilldeck.core.workspace.session_actions import SessionActions
 
 if TYPE_CHECKING:
     from skilldeck.core.execution import ScriptRun, ToolsetCall
@@ -105,8 +108,9 @@ class Read:
     remote: dict[str, Any] | None = None
 
 
-class Actions:
-    """What changes state, for every face (see the module docstring).
+class Actions(SessionActions):
+    """What changes state, for every face (see the module docstring and
+    :class:`~.session_actions.SessionActions` for sessions themselves).
 
     Args:
         workspace: The workspace whose skills, settings, store and telemetry are used.
@@ -202,15 +206,15 @@ class Actions:
         the session must be open. Returns the load and the session as it is now.
 
         Raises:
-            SkilldeckError: NOT_FOUND for an unknown session, INVALID_PARAM for an ended
-                one (nothing loaded or recorded), and the errors of :meth:`load`.
+            SkilldeckError: PERMISSION_DENIED ``operator_only`` for an agent, NOT_FOUND for
+                an unknown session, INVALID_PARAM ``session_ended`` for an ended one
+                (nothing loaded or recorded), and the errors of :meth:`load`.
         """
+        self._require_operator(actor, "force-load a skill")
         if session is None:
-            session = store.create(actor=actor).id
-        elif not store.get(session).is_open:
-            raise SkilldeckError(
-                ErrorCode.INVALID_PARAM, f"session {session} has ended", session=session
-            )
+            session = self.create(store, actor=actor).id
+        else:
+            self._current(SessionRef(store, session))
         started = time.perf_counter()
         target = self._target(name, actor)
         result = self.preview(target.skill, arguments)
@@ -436,17 +440,3 @@ class Actions:
         settings = self.workspace.settings
         with SessionStore(settings=settings, telemetry=self.workspace.telemetry) as store:
             yield store, session
-
-    # ------------------------------------------------------------------ approvals
-
-    def approve(self, entry: str, *, actor: str, session: SessionRef) -> Session:
-        """Approve a tool (or a bound file entry) for the session."""
-        store, session_id = session.store, session.id
-        approved: Session = session.call(lambda: store.approve(session_id, entry, actor=actor))
-        return approved
-
-    def deny(self, entry: str, *, actor: str, session: SessionRef) -> Session:
-        """Deny a tool (or a bound file entry) for the session."""
-        store, session_id = session.store, session.id
-        denied: Session = session.call(lambda: store.deny(session_id, entry, actor=actor))
-        return denied
