@@ -108,9 +108,9 @@ def launch(root: Path, home: Path, width: int, height: int, bare: Path | None = 
         started = time.perf_counter()
         # The kill above may leave the server exiting ("server exited unexpectedly"): a
         # new session started at that moment fails; the next attempt starts a new server.
+        size = ["-x", str(width), "-y", str(height)]
         made = subprocess.run(
-            ["tmux", "new-session", "-d", "-s", SESSION, "-x", str(width), "-y", str(height)]
-            + [command],
+            ["tmux", "new-session", "-d", "-s", SESSION, *size, command],
             capture_output=attempt < 2,
         )
         if made.returncode == 0:

@@ -448,8 +448,11 @@ class MainScreen(SkillActions):
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(self, query: str, keep: Skill | None, semantic: bool, version: int) -> None:
         worker = get_current_worker()
+        catalog = self.workspace.catalog  # read first: a newer one only makes a miss
         try:
             ranked = rank(self.workspace, query, RESULT_LIMIT, semantic=semantic)
+            if not query.strip():
+                self._listing = (catalog, ranked)
         except SkilldeckError as exc:
             self.app.call_from_thread(self.notify, exc.message, severity="error")
             return
