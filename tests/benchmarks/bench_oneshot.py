@@ -4,7 +4,8 @@ Usage: python tests/benchmarks/bench_oneshot.py [--sizes 1000,10000] [--runs 7]
        [--cold-runs 2] [--corpus 10000=/tmp/c10k,100000=/tmp/c100k] [--with-100k]
 
 Not pass/fail: it prints wall time p50/p95 and the child's peak RSS (``os.wait4``, the
-child alone) for, side by side in the same run and on the same catalog:
+child alone) and CPU time p50 (its user + system time) for, side by side in the same run
+and on the same catalog:
 
 ``skilldeck cold``
     ``python -m skilldeck --root R search Q --no-semantic`` with an empty ``SKILLDECK_HOME``
@@ -102,8 +103,8 @@ def _queries(root: Path, count: int) -> list[str]:
     return out
 
 
-def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one child process."""
+def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MB) and CPU seconds (user + system) of one child process."""
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -113,16 +114,17 @@ def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     proc.stderr.close()
     if os.waitstatus_to_exitcode(status) not in (0, 1):  # 1: "no confident match"
         raise RuntimeError(f"{cmd[:4]} failed: {err[-400:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
-def _summary(label: str, runs: list[tuple[float, float]]) -> dict[str, object]:
-    walls = [w for w, _ in runs]
+def _summary(label: str, runs: list[tuple[float, float, float]]) -> dict[str, object]:
+    walls = [r[0] for r in runs]
     return {
         "label": label,
         "p50": statistics.median(walls),
         "p95": _pct(walls, 0.95),
-        "rss": max(r for _, r in runs),
+        "rss": max(r[1] for r in runs),
+        "cpu": statistics.median(r[2] for r in runs),
         "runs": len(runs),
     }
 
@@ -186,8 +188,8 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.with_100k and 100_000 not in sizes:
         sizes.append(100_000)
-    print("| skills | command | p50 s | p95 s | peak RSS MB | runs | vs plain |")
-    print("|---|---|---|---|---|---|---|")
+    print("| skills | command | p50 s | p95 s | CPU p50 s | peak RSS MB | runs | vs plain |")
+    print("|---|---|---|---|---|---|---|---|")
     for size in sizes:
         with tempfile.TemporaryDirectory(prefix="bench-oneshot-corpus-") as tmp:
             root = Path(given[str(size)]) if str(size) in given else Path(tmp)
@@ -202,7 +204,7 @@ def main() -> int:
                 ratio = float(row["p50"]) / float(plain["p50"])  # type: ignore[arg-type]
                 print(
                     f"| {size:,} | {row['label']} | {row['p50']:.3f} | {row['p95']:.3f} "
-                    f"| {row['rss']:.0f} | {row['runs']} | {ratio:.2f}x |",
+                    f"| {row['cpu']:.3f} | {row['rss']:.0f} | {row['runs']} | {ratio:.2f}x |",
                     flush=True,
                 )
     print(f"\nload average {os.getloadavg()[0]:.1f}; python {sys.version.split()[0]}")

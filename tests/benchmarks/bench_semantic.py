@@ -6,10 +6,10 @@ Usage: python tests/benchmarks/bench_semantic.py [--corpus /work/shared/corpus/s
 Not pass/fail. Two parts:
 
 ``oneshot``
-    Wall time p50/p95 and the child's peak RSS (``os.wait4``) of whole commands over the
-    corpus (or, with ``--size N``, over N real-sized skills: the corpus's ``SKILL.md``
-    files copied under new names until N, as ``bench_first_index.py`` does), side by side
-    in one run, each with another query:
+    Wall time p50/p95, CPU time p50 and the child's peak RSS (``os.wait4``) of whole
+    commands over the corpus (or, with ``--size N``, over N real-sized skills: the
+    corpus's ``SKILL.md`` files copied under new names until N, as
+    ``bench_first_index.py`` does), side by side in one run, each with another query:
 
     * ``skilldeck hybrid cold``: ``python -m skilldeck --root R search Q`` (embeddings on)
       with an empty ``SKILLDECK_HOME``: discover, index, embed every skill, store.
@@ -25,9 +25,12 @@ Not pass/fail. Two parts:
 
     The two plain scripts embed the whole catalog, so they run only up to
     :data:`PLAIN_UP_TO` skills. Measured: 372 skills, hybrid warm 0.42 s and 125 MB,
-    lexical 0.33 s (load average 3); 10,000 skills, hybrid warm 0.73 / 0.93 s and 205 MB,
-    lexical 0.49 / 0.55 s (load average 3.7 / 5.5), cold 108 s and 358 MB (Haswell
-    kernel) / 95 s and 383 MB (SkylakeX).
+    lexical 0.33 s (load average 3); 10,000 skills (11 runs, load average 1.7-2.4), hybrid
+    warm 0.47 s (CPU 0.47 s) and 223 MB (the first warm run writes the vector matrix; 193
+    MB after), lexical 0.36 s (CPU 0.37 s), cold 67 s (CPU 108 s) and 376 MB with
+    ``OPENBLAS_CORETYPE=Haswell``; without it hybrid warm 0.45 s, lexical 0.34 s, cold 48 s
+    (CPU 69 s) and 381 MB. Before the saved second weighting, the vector matrix and the
+    ``numpy.ma``-free ranking (same harness, Haswell): hybrid warm 0.59 s, lexical 0.40 s.
 
 ``keystroke``
     A synthetic catalog (``bench_search._write_corpus``) of ``--keystroke-size`` skills,
@@ -195,7 +198,7 @@ def _print_oneshot(root: Path, runs: int) -> None:
     for row in bench_oneshot(root, runs):
         print(
             f"  {row['label']:<45} p50 {row['p50']:.2f} s  p95 {row['p95']:.2f} s  "
-            f"peak RSS {row['rss']:.0f} MB  ({row['runs']} runs)",
+            f"CPU p50 {row['cpu']:.2f} s  peak RSS {row['rss']:.0f} MB  ({row['runs']} runs)",
             flush=True,
         )
     print(f"  load average {os.getloadavg()[0]:.1f}", flush=True)

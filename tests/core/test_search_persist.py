@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import REPO, write_skill
+from conftest import REPO, need_semantic_extra, write_skill
 from skilldeck.core.discovery.frontmatter import parse_skill_file
 from skilldeck.core.model import Skill
 from skilldeck.core.search import SearchIndex, analysis
@@ -508,3 +508,154 @@ def test_an_empty_catalog_is_saved_and_loaded(store: LocalStore) -> None:
         assert len(index) == 0
         assert index.search("anything").results == []
     assert store.notices == []
+
+
+# ---------------------------------------------------------------- the second weighting
+
+
+@pytest.fixture
+def weightings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many weightings each ``FieldPostings._contributions`` call computed (over
+    postings that hold any pair: a new index starts empty)."""
+    from skilldeck.core.search.postings import FieldPostings
+
+    seen: list[int] = []
+    real = FieldPostings._contributions
+
+    def counted(self: FieldPostings, weight_sets: Any) -> Any:
+        if len(self.docs):
+            seen.append(len(weight_sets))
+        return real(self, weight_sets)
+
+    monkeypatch.setattr(FieldPostings, "_contributions", counted)
+    return seen
+
+
+def _alt(index: SearchIndex) -> list[float]:
+    return index._weight_vector(index.semantic_field_weights)
+
+
+def _held(index: SearchIndex) -> np.ndarray:
+    """The second weighting ``index`` holds (it must hold one)."""
+    assert index.postings.alt_contrib is not None
+    return index.postings.alt_contrib
+
+
+def _computed_alt(index: SearchIndex, weights: list[float]) -> np.ndarray:
+    (contrib,) = index.postings._contributions([np.asarray(weights, dtype=np.float64)])
+    return contrib
+
+
+def test_the_second_weighting_is_kept_once_computed(
+    root: Path, store: LocalStore, weightings: list[int]
+) -> None:
+    skills = _skills(root)
+    first = load_or_build(skills, store, KEY, semantic=False)
+    first.postings.set_alt_weights(_alt(first))  # computed, then kept with the index
+    expected = _held(first)
+    weightings.clear()
+    loaded = load_or_build(_skills(root), store, KEY, semantic=False)
+    loaded.postings.set_alt_weights(_alt(loaded))
+    assert weightings == []  # read back, not computed
+    assert np.array_equal(_held(loaded), expected)
+    assert np.array_equal(_held(loaded), _computed_alt(loaded, _alt(loaded)))
+    assert store.notices == []
+
+
+def test_a_saved_second_weighting_of_other_weights_is_not_used(
+    root: Path, store: LocalStore, weightings: list[int]
+) -> None:
+    first = load_or_build(_skills(root), store, KEY, semantic=False)
+    first.postings.set_alt_weights(_alt(first))
+    loaded = load_or_build(_skills(root), store, KEY, semantic=False)
+    loaded.semantic_field_weights["body"] = 2.5
+    weightings.clear()
+    loaded.postings.set_alt_weights(_alt(loaded))
+    assert weightings == [1]
+    assert np.array_equal(_held(loaded), _computed_alt(loaded, _alt(loaded)))
+    assert not np.array_equal(_held(loaded), _held(first))
+
+
+def test_a_damaged_second_weighting_is_computed_again(
+    root: Path, store: LocalStore, weightings: list[int]
+) -> None:
+    first = load_or_build(_skills(root), store, KEY, semantic=False)
+    first.postings.set_alt_weights(_alt(first))
+    _tamper_blob(store, "alt_contrib", lambda data: data[:-4] + np.float32(1e6).tobytes())
+    loaded = load_or_build(_skills(root), store, KEY, semantic=False)
+    weightings.clear()
+    loaded.postings.set_alt_weights(_alt(loaded))
+    assert weightings == [1]
+    assert np.array_equal(_held(loaded), _held(first))
+
+
+def test_a_second_weighting_of_a_replaced_save_is_never_kept(
+    root: Path, store: LocalStore, weightings: list[int]
+) -> None:
+    """A process holding an older save computes its weighting after another process
+    saved the same skills in another order (same sizes, other pairs): it is not kept."""
+    old = load_or_build(_skills(root), store, KEY, semantic=False)
+    shuffled = list(reversed(_skills(root)))
+    new = load_or_build(shuffled, store, KEY, semantic=False)
+    assert len(new.postings.docs) == len(old.postings.docs)
+    old.postings.set_alt_weights(_alt(old))
+    weightings.clear()
+    loaded = load_or_build(list(reversed(_skills(root))), store, KEY, semantic=False)
+    loaded.postings.set_alt_weights(_alt(loaded))
+    assert weightings == [1]
+    assert np.array_equal(_held(loaded), _computed_alt(loaded, _alt(loaded)))
+
+
+def test_a_live_update_saves_its_second_weighting(
+    root: Path, store: LocalStore, weightings: list[int]
+) -> None:
+    skills = _skills(root)
+    first = load_or_build(skills, store, KEY, semantic=False)
+    first.postings.set_alt_weights(_alt(first))
+    changed = load_or_build(skills[:-1], store, KEY, semantic=False)  # a skill removed
+    changed.postings.set_alt_weights(_alt(changed))
+    expected = _held(changed)
+    weightings.clear()
+    loaded = load_or_build(_skills(root)[:-1], store, KEY, semantic=False)
+    loaded.postings.set_alt_weights(_alt(loaded))
+    assert weightings == []
+    assert np.array_equal(_held(loaded), expected)
+    assert np.array_equal(expected, _computed_alt(loaded, _alt(loaded)))
+
+
+def test_hybrid_answers_are_the_same_with_a_saved_second_weighting(
+    root: Path, store: LocalStore, weightings: list[int]
+) -> None:
+    need_semantic_extra()
+    skills = _skills(root)
+    fresh = SearchIndex.build(skills, semantic=True)
+    load_or_build(_skills(root), store, KEY, semantic=True)
+    weightings.clear()
+    loaded = load_or_build(_skills(root), store, KEY, semantic=True)
+    assert loaded.semantic and weightings == []
+    assert _answers(loaded) == _answers(fresh)
+
+
+def test_an_index_saved_without_a_save_id_keeps_its_second_weighting(
+    root: Path, store: LocalStore, weightings: list[int]
+) -> None:
+    """An index saved before saves had ids is named by its blobs' CRCs."""
+    load_or_build(_skills(root), store, KEY, semantic=False)
+    _tamper_meta(store, lambda meta: json.dumps({k: v for k, v in meta.items() if k != "save"}))
+    first = load_or_build(_skills(root), store, KEY, semantic=False)
+    first.postings.set_alt_weights(_alt(first))
+    weightings.clear()
+    loaded = load_or_build(_skills(root), store, KEY, semantic=False)
+    loaded.postings.set_alt_weights(_alt(loaded))
+    assert weightings == []
+    assert np.array_equal(_held(loaded), _computed_alt(loaded, _alt(loaded)))
+    old = load_or_build(_skills(root), store, KEY, semantic=False)
+    old.semantic_field_weights["body"] = 2.5  # not the kept weights: computed
+    load_or_build(list(reversed(_skills(root))), store, KEY, semantic=False)  # saved anew
+    old.postings.set_alt_weights(_alt(old))  # not kept: another save is there now
+    weightings.clear()
+    other = load_or_build(list(reversed(_skills(root))), store, KEY, semantic=False)
+    other.semantic_field_weights["body"] = 2.5
+    other.postings.set_alt_weights(_alt(other))
+    assert weightings == [1]
+    assert np.array_equal(_held(other), _computed_alt(other, _alt(other)))

@@ -89,6 +89,27 @@ def test_a_warm_search_embeds_only_the_query(root: Path, calls: list[list[str]])
     assert isinstance(index.skills, LazySkills) and len(index.skills.loaded) <= 3
 
 
+def test_a_warm_search_reads_the_catalog_matrix(
+    root: Path, calls: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second search finds every row and keeps them as one matrix; the third reads
+    only it (the rows are gone) and answers the same; a changed skill is embedded again."""
+    monkeypatch.setattr(vectors, "MATRIX_MIN", 2)
+    _, cold = _search(root)
+    _, warm = _search(root)
+    conn = LocalStore.open().connect()
+    assert conn.execute("SELECT count(*) FROM text_matrices").fetchone()[0] == 1
+    conn.execute("DELETE FROM text_vectors")
+    calls.clear()
+    _, matrix = _search(root)
+    assert warm == cold == matrix and calls == [[QUERY]]
+    write_skill(root, "bread", "Bake rye bread at home. Use for baking.")
+    _age(root)
+    calls.clear()
+    _search(root)
+    assert sorted(len(batch) for batch in calls) == [1, len(SKILLS)]  # no row, no matrix
+
+
 def test_a_changed_skill_is_the_only_one_embedded_again(root: Path, calls: list[list[str]]) -> None:
     _search(root)
     path = root / "bread" / "SKILL.md"
@@ -177,3 +198,77 @@ def test_the_old_vector_table_is_dropped(tmp_path: Path) -> None:
     assert vectors.load(store, "m", ["k"], 4) == {}
     tables = {name for (name,) in store.connect().execute("SELECT name FROM sqlite_master")}
     assert "skill_vectors" not in tables and "text_vectors" in tables
+
+
+def _unit_rows(count: int, dim: int = 8, seed: int = 2) -> dict[str, np.ndarray]:
+    rows = np.random.default_rng(seed).standard_normal((count, dim)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    return {f"k{i}": row for i, row in enumerate(rows)}
+
+
+def _drop_rows(store: LocalStore) -> None:
+    with store.write() as conn:
+        conn.execute("DELETE FROM text_vectors")
+
+
+def test_keys_read_whole_are_kept_as_one_matrix(tmp_path: Path) -> None:
+    store = LocalStore.open(tmp_path / "home")
+    rows = _unit_rows(vectors.MATRIX_MIN)
+    vectors.save(store, "m", rows)
+    keys = list(rows)
+    vectors.load(store, "m", keys, 8)  # every row found: kept as one matrix too
+    _drop_rows(store)  # what is read now comes from the matrix alone
+    again = vectors.load(store, "m", keys, 8)
+    assert list(again) == keys
+    np.testing.assert_array_equal(np.stack(list(again.values())), np.stack(list(rows.values())))
+    assert vectors.load(store, "m2", keys, 8) == {}  # another model
+    assert vectors.load(store, "m", keys, 4) == {}  # another width
+
+
+def test_a_matrix_serves_only_its_own_keys(tmp_path: Path) -> None:
+    """One skill changed (its key too), or the same keys in another order: the matrix of
+    the old list is not used, its rows are not handed out under other keys."""
+    store = LocalStore.open(tmp_path / "home")
+    rows = _unit_rows(vectors.MATRIX_MIN)
+    vectors.save(store, "m", rows)
+    keys = list(rows)
+    vectors.load(store, "m", keys, 8)
+    _drop_rows(store)
+    vectors.save(store, "m", {k: rows[k] for k in keys[:-1]})
+    changed = vectors.load(store, "m", [*keys[:-1], "changed"], 8)
+    assert set(changed) == set(keys[:-1])
+    _drop_rows(store)
+    assert vectors.load(store, "m", keys[::-1], 8) == {}
+
+
+def test_a_damaged_matrix_is_not_used(tmp_path: Path) -> None:
+    store = LocalStore.open(tmp_path / "home")
+    rows = _unit_rows(vectors.MATRIX_MIN)
+    vectors.save(store, "m", rows)
+    keys = list(rows)
+    vectors.load(store, "m", keys, 8)
+    conn = store.connect()
+    (blob,) = conn.execute("SELECT matrix FROM text_matrices").fetchone()
+    nan = np.full(8, np.nan, dtype="<f4").tobytes()  # the last row not finite
+    with store.write() as tx:
+        tx.execute("UPDATE text_matrices SET matrix = ?", (blob[: -len(nan)] + nan,))
+    _drop_rows(store)
+    assert vectors.load(store, "m", keys, 8) == {}  # neither the matrix nor rows
+    vectors.save(store, "m", rows)
+    again = vectors.load(store, "m", keys, 8)  # from the rows, and kept anew
+    np.testing.assert_array_equal(np.stack([again[k] for k in keys]), np.stack(list(rows.values())))
+    _drop_rows(store)
+    assert list(vectors.load(store, "m", keys, 8)) == keys
+
+
+def test_few_matrices_are_kept_and_unused_ones_pruned(tmp_path: Path) -> None:
+    store = LocalStore.open(tmp_path / "home")
+    rows = _unit_rows(vectors.MATRIX_MIN + vectors.MATRICES_KEPT + 1)
+    vectors.save(store, "m", rows)
+    keys = list(rows)
+    for skip in range(vectors.MATRICES_KEPT + 2):  # as many catalogs, each one key less
+        vectors.load(store, "m", keys[skip : skip + vectors.MATRIX_MIN], 8)
+    conn = store.connect()
+    assert conn.execute("SELECT count(*) FROM text_matrices").fetchone()[0] == vectors.MATRICES_KEPT
+    store.prune(time.time() + PRUNE_AFTER_S + 60)
+    assert conn.execute("SELECT count(*) FROM text_matrices").fetchone()[0] == 0

@@ -21,12 +21,16 @@ its CRC, and the arrays against each other (ids in range, postings sorted, count
 up) before use; a failing check is reported with :meth:`LocalStore.notice` and the index is
 rebuilt. Saving is one write transaction and loading reads in one snapshot, so the TUI,
 MCP servers and the CLI can share the store (the last writer wins).
+
+The second BM25 weighting that embeddings use is one more blob, read only by a search
+that uses it (:mod:`.saved_weighting`); a random ``save`` id in ``meta`` names each save.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import sqlite3
 import time
 import zlib
@@ -45,6 +49,7 @@ from skilldeck.core.search.analysis import FIELDS, SurfaceWords, body_bytes_for
 from skilldeck.core.search.columns import decode_columns, encode_columns
 from skilldeck.core.search.index import FIELD_WEIGHTS, SearchIndex
 from skilldeck.core.search.postings import FieldPostings
+from skilldeck.core.search.saved_weighting import ALT, attach
 from skilldeck.core.store import LocalStore
 
 FORMAT = 3
@@ -168,8 +173,10 @@ def load_or_build(
     index.vector_store = store  # skill vectors are kept beside the index (see .vectors)
     if changed:
         save(index, store, key, fingerprint)
-    elif saved is not None and saved.meta.get("fingerprint") != fingerprint:
-        _refingerprint(store, key, saved, fingerprint)
+    elif saved is not None:
+        attach(index, store, key, saved.meta)
+        if saved.meta.get("fingerprint") != fingerprint:
+            _refingerprint(store, key, saved, fingerprint)
     if (settings.semantic if semantic is None else semantic) and skills:
         index.enable_semantic()
     return index
@@ -248,6 +255,7 @@ def load_saved(
         return None
     index = saved.index
     index.attach_columns(documents(paths), names, paths, needs, saved.priority, triggers)
+    attach(index, store, key, saved.meta)
     # the embedding signal finds stored vectors by frontmatter hash: no skill is loaded
     index.vector_store, index.doc_hashes = store, hashes
     return index
@@ -263,8 +271,13 @@ def save(index: SearchIndex, store: LocalStore, key: str, fingerprint: str | Non
     """
     blobs = _encode(index)
     postings = index.postings
+    alt: dict[str, Any] | None = None
+    if postings.alt_contrib is not None and postings.alt_weights is not None:
+        blobs[ALT] = _raw(postings.alt_contrib, "<f4")
+        alt = {"weights": postings.alt_weights.tolist(), "crc": zlib.crc32(blobs[ALT])}
     meta = {
         "format": FORMAT,
+        "save": secrets.token_hex(8),
         "fingerprint": fingerprint,
         "analysis": analysis_fingerprint(),
         "weights": [float(w) for w in postings.weights],
@@ -276,7 +289,8 @@ def save(index: SearchIndex, store: LocalStore, key: str, fingerprint: str | Non
         "n_surface": len(index.surface_df.words),
         "tf_len": [len(t) for t in postings.tfs],
         "drift": int(index.drift),
-        "crc": {name: zlib.crc32(data) for name, data in blobs.items()},
+        "crc": {name: zlib.crc32(data) for name, data in blobs.items() if name != ALT},
+        "alt": alt,
     }
     rows = [(key, name, data) for name, data in blobs.items()]
     try:
@@ -290,6 +304,7 @@ def save(index: SearchIndex, store: LocalStore, key: str, fingerprint: str | Non
             )
     except sqlite3.Error:
         return False
+    attach(index, store, key, meta)
     store.prune_if_due()
     return True
 
@@ -334,10 +349,7 @@ def _encode(index: SearchIndex) -> dict[str, bytes | memoryview]:
         "priority": index.priority,
         **{f"tf{f}": p.tfs[f] for f in range(len(FIELDS))},
     }
-    out: dict[str, bytes | memoryview] = {
-        name: np.ascontiguousarray(a, dtype=ARRAYS[name]).reshape(-1).view(np.uint8).data
-        for name, a in arrays.items()
-    }
+    out: dict[str, bytes | memoryview] = {name: _raw(a, ARRAYS[name]) for name, a in arrays.items()}
     out["vocab"] = _text(list(index.vocab))
     out["surface_words"] = _text(index.surface_df.words)
     out["paths"] = _text([str(s.path) for s in index.skills])
@@ -376,7 +388,9 @@ def _read(store: LocalStore, key: str) -> tuple[object, dict[str, object]] | Non
         row = conn.execute("SELECT meta FROM index_meta WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        cur = conn.execute("SELECT name, data FROM index_blobs WHERE key = ?", (key,))
+        cur = conn.execute(  # the second weighting is read only if used (.saved_weighting)
+            "SELECT name, data FROM index_blobs WHERE key = ? AND name != ?", (key, ALT)
+        )
         blobs = {name: data for name, data in cur}
     finally:
         conn.execute("COMMIT")
@@ -510,6 +524,11 @@ def _check(a: Mapping[str, NDArray[Any]], n: int, nf: int, tf_len: list[int]) ->
         raise Undecodable("a count is negative")
     if not np.isfinite(a["contrib"]).all():
         raise Undecodable("a score is not finite")
+
+
+def _raw(array: NDArray[Any], dtype: str) -> memoryview:
+    """``array``'s bytes as ``dtype``, flat (no copy when it already is)."""
+    return np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8).data
 
 
 def _split(blob: bytes, count: int, what: str) -> list[str]:

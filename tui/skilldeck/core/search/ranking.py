@@ -146,9 +146,9 @@ def gather_signals(
     else:
         cand = top_k(lex_docs, lex[lex_docs], CANDIDATES)
         if sem_all is not None:
-            cand = np.union1d(cand, top_k(np.arange(n), sem_all, CANDIDATES))
+            cand = union(n, cand, top_k(np.arange(n), sem_all, CANDIDATES))
     if fired or mentioned:
-        cand = np.union1d(cand, np.fromiter(set(fired) | mentioned, dtype=np.int64))
+        cand = union(n, cand, np.fromiter(set(fired) | mentioned, dtype=np.int64))
     cand = cand.astype(np.int64)
     cand32 = cand.astype(np.int32)
     ceiling = query_ceiling(index, parsed, sem_all is not None)
@@ -294,7 +294,7 @@ def fuse(
     if len(keep) > pool_size:
         keep = keep[np.argpartition(-final[keep], pool_size - 1)[:pool_size]]
     if special:
-        keep = np.union1d(keep, np.fromiter(position.values(), dtype=np.int64))
+        keep = union(len(final), keep, np.fromiter(position.values(), dtype=np.int64))
     if not len(keep):
         return Fused(final, keep, total, False, {})
     ranked, complete_of = _order(index, sig, final, keep, available_tools)
@@ -438,6 +438,17 @@ def matched_terms(
             for fname in _FIELDS_OF[bits[t, r]]:
                 found[r].setdefault(fname, []).append(label)
     return [{f: d[f] for f in FIELDS if f in d} for d in found]
+
+
+def union(n: int, *parts: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The distinct documents of ``parts`` (ids below ``n``), ascending: ``np.union1d``'s
+    result through a mask. ``np.union1d`` imports ``numpy.ma`` (15-27 ms, profiled): a
+    one-shot hybrid search at 10k skills took CPU p50 0.584 -> 0.557 s without it (25 runs
+    each, alternated, load 1.5-2.3)."""
+    seen = np.zeros(n, dtype=bool)
+    for part in parts:
+        seen[part] = True
+    return np.flatnonzero(seen).astype(np.int64)
 
 
 def top_k(docs: NDArray[np.int64], values: NDArray[np.float64], k: int) -> NDArray[np.int64]:
