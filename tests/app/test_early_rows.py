@@ -3,31 +3,21 @@ holds the skill actions that write until the catalog replaces them."""
 
 from __future__ import annotations
 
-import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from apptools import TIMEOUT, main_screen, names, new_app, plain, ready, status, wait_for
+from apptools import TIMEOUT, age_files, main_screen, names, new_app, plain, ready, status, wait_for
 
 import skilldeck.core.discovery as discovery
 from skilldeck.app.widgets.status_line import StatusLine
 
 
-def _age(root: Path) -> None:
-    """Date the skills 10 s back (files changed within a timestamp tick are read again,
-    and no rows are kept for them)."""
-    when = time.time_ns() - 10_000_000_000
-    for path in [root, *root.rglob("*")]:
-        os.utime(path, ns=(when, when))
-
-
 async def test_rows_from_the_last_launch_show_until_the_catalog_is_in(
     skills_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _age(skills_root)
+    age_files(skills_root)
     first = new_app([skills_root])
     async with first.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
@@ -67,7 +57,7 @@ async def test_rows_from_the_last_launch_show_until_the_catalog_is_in(
 async def test_no_rows_are_kept_for_a_catalog_that_changed(
     skills_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _age(skills_root)
+    age_files(skills_root)
     first = new_app([skills_root])
     async with first.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
@@ -75,7 +65,7 @@ async def test_no_rows_are_kept_for_a_catalog_that_changed(
     for child in gone.iterdir():
         child.unlink()
     gone.rmdir()
-    _age(skills_root)
+    age_files(skills_root)
     shown: list[list[str]] = []
     gate = threading.Event()
     real = discovery.discover

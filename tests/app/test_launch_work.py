@@ -4,14 +4,12 @@ the catalog being built (``tests/benchmarks/bench_felt.py`` measures the launch)
 
 from __future__ import annotations
 
-import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from apptools import TIMEOUT, main_screen, names, new_app, ready, wait_for
+from apptools import TIMEOUT, age_files, main_screen, names, new_app, ready, wait_for
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -70,16 +68,10 @@ async def test_the_listing_is_ranked_once_per_catalog(
         assert listings[0] == 1 and listings[-1] == 2  # a new catalog is ranked again
 
 
-def _age(root: Path) -> None:
-    when = time.time_ns() - 10_000_000_000
-    for path in [root, *root.rglob("*")]:
-        os.utime(path, ns=(when, when))
-
-
 async def test_early_rows_are_painted_before_the_catalog_is_built(
     skills_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _age(skills_root)
+    age_files(skills_root)
     first = new_app([skills_root])
     async with first.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
