@@ -87,34 +87,43 @@ class SessionActions:
 
     def approve(self, entry: str, *, actor: str, session: SessionRef) -> Session:
         """Approve a tool (or a bound file entry) for the session."""
-        self._require_operator(actor, "approve a tool")
-        self._current(session)
-        store, session_id = session.store, session.id
-        approved: Session = session.call(lambda: store.approve(session_id, entry, actor=actor))
-        return approved
+        return self._operator_change(
+            actor, "approve a tool", session, lambda st, sid: st.approve(sid, entry, actor=actor)
+        )
 
     def deny(self, entry: str, *, actor: str, session: SessionRef) -> Session:
         """Deny a tool (or a bound file entry) for the session."""
-        self._require_operator(actor, "deny a tool")
-        self._current(session)
-        store, session_id = session.store, session.id
-        denied: Session = session.call(lambda: store.deny(session_id, entry, actor=actor))
-        return denied
+        return self._operator_change(
+            actor, "deny a tool", session, lambda st, sid: st.deny(sid, entry, actor=actor)
+        )
 
     def revoke(self, entry: str, *, actor: str, session: SessionRef) -> Session:
         """Forget an approval or denial of a tool (or a bound file entry)."""
-        self._require_operator(actor, "revoke a decision")
-        self._current(session)
-        store, session_id = session.store, session.id
-        revoked: Session = session.call(lambda: store.revoke(session_id, entry, actor=actor))
-        return revoked
+        return self._operator_change(
+            actor, "revoke a decision", session, lambda st, sid: st.revoke(sid, entry, actor=actor)
+        )
 
     def set_mode(self, mode: str, *, actor: str, session: SessionRef) -> Session:
         """Change the session's policy mode (INVALID_PARAM for an unknown mode)."""
-        self._require_operator(actor, "change a session's mode")
+        return self._operator_change(
+            actor,
+            "change a session's mode",
+            session,
+            lambda st, sid: st.set_mode(sid, mode, actor=actor),
+        )
+
+    def _operator_change(
+        self,
+        actor: str,
+        what: str,
+        session: SessionRef,
+        change: Callable[[SessionStore, str], Session],
+    ) -> Session:
+        """``change(store, session_id)``, for an operator only and in an open session."""
+        self._require_operator(actor, what)
         self._current(session)
         store, session_id = session.store, session.id
-        changed: Session = session.call(lambda: store.set_mode(session_id, mode, actor=actor))
+        changed: Session = session.call(lambda: change(store, session_id))
         return changed
 
     def check(self, tool: str, *, actor: str, session: SessionRef) -> Decision:
