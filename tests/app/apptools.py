@@ -323,3 +323,13 @@ def age_files(root: Path) -> None:
     when = time.time_ns() - 10_000_000_000
     for path in [root, *root.rglob("*")]:
         os.utime(path, ns=(when, when))
+
+
+async def launched_once(root: Path) -> list[str]:
+    """Age ``root`` (:func:`age_files`), launch the app over it once so its store keeps the
+    listing's first rows, and return the names it listed."""
+    age_files(root)
+    first = new_app([root])
+    async with first.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        return names(first)

@@ -8,7 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apptools import TIMEOUT, age_files, main_screen, names, new_app, plain, ready, status, wait_for
+from apptools import (
+    TIMEOUT,
+    age_files,
+    launched_once,
+    main_screen,
+    names,
+    new_app,
+    plain,
+    ready,
+    status,
+    wait_for,
+)
 
 import skilldeck.core.discovery as discovery
 from skilldeck.app.widgets.status_line import StatusLine
@@ -17,11 +28,7 @@ from skilldeck.app.widgets.status_line import StatusLine
 async def test_rows_from_the_last_launch_show_until_the_catalog_is_in(
     skills_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    age_files(skills_root)
-    first = new_app([skills_root])
-    async with first.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        listed = names(first)
+    listed = await launched_once(skills_root)
     gate = threading.Event()
     real = discovery.discover
 
@@ -57,10 +64,7 @@ async def test_rows_from_the_last_launch_show_until_the_catalog_is_in(
 async def test_no_rows_are_kept_for_a_catalog_that_changed(
     skills_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    age_files(skills_root)
-    first = new_app([skills_root])
-    async with first.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
+    await launched_once(skills_root)
     gone = skills_root / "vague"
     for child in gone.iterdir():
         child.unlink()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apptools import TIMEOUT, age_files, main_screen, names, new_app, ready, wait_for
+from apptools import TIMEOUT, launched_once, main_screen, names, new_app, ready, wait_for
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -71,11 +71,7 @@ async def test_the_listing_is_ranked_once_per_catalog(
 async def test_early_rows_are_painted_before_the_catalog_is_built(
     skills_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    age_files(skills_root)
-    first = new_app([skills_root])
-    async with first.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        listed = names(first)
+    listed = await launched_once(skills_root)
     app = new_app([skills_root])
     seen: list[list[str]] = []
     real = discovery.discover

@@ -107,15 +107,20 @@ async def test_disable_confirm_ignores_keys_typed_before_it_appeared(root: Path)
         assert current is not None and not current.enabled
 
 
+async def on_a_result(pilot: Pilot[int]) -> None:
+    """Launch finished, ``pdf`` typed, the focus on its first result."""
+    await ready(pilot)
+    await pilot.press(*"pdf")
+    await rows_for(pilot, "pdf")
+    await pilot.press("down")
+    await focused(pilot, ResultsList)
+
+
 async def test_force_load_ignores_keys_typed_before_it_appeared(root: Path) -> None:
     store = SessionStore()
     app = new_app([root], key_guard=GUARD)
     async with app.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        await pilot.press(*"pdf")
-        await rows_for(pilot, "pdf")
-        await pilot.press("down")
-        await focused(pilot, ResultsList)
+        await on_a_result(pilot)
         burst(app, [("f6", None), *((c, c) for c in "abc"), ("ctrl+s", None), ("enter", "\r")])
         dialog = await screen_is(pilot, ForceLoadDialog)
         text = dialog.query_one("#text", TextArea)
@@ -145,11 +150,7 @@ async def test_keys_typed_before_force_load_count_when_typed_not_when_handled(
     store = SessionStore()
     app = new_app([root], key_guard=0.2)
     async with app.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        await pilot.press(*"pdf")
-        await rows_for(pilot, "pdf")
-        await pilot.press("down")
-        await focused(pilot, ResultsList)
+        await on_a_result(pilot)
         typed = [events.Key(c, c) for c in "abc"]
         typed += [events.Key("ctrl+s", None), events.Key("enter", "\r")]
         await pilot.press("f6")
@@ -170,11 +171,7 @@ async def test_quit_typed_before_a_dialog_showed_still_quits(root: Path) -> None
     """Dropping keys typed before a dialog answers never drops the user's ``ctrl+q``."""
     app = new_app([root], key_guard=GUARD)
     async with app.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        await pilot.press(*"pdf")
-        await rows_for(pilot, "pdf")
-        await pilot.press("down")
-        await focused(pilot, ResultsList)
+        await on_a_result(pilot)
         typed = events.Key("ctrl+q", None)
         await pilot.press("f6")
         dialog = await screen_is(pilot, ForceLoadDialog)
