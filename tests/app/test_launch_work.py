@@ -86,3 +86,20 @@ async def test_early_rows_are_painted_before_the_catalog_is_built(
         await wait_for(pilot, lambda: seen, what="discovery building the catalog", timeout=TIMEOUT)
         await ready(pilot)
     assert seen == [listed]
+
+
+async def test_an_older_catalogs_answer_never_replaces_a_newer_one(skills_root: Path) -> None:
+    """A search worker's answer for an older catalog can reach the event loop after the
+    answer for the newer one (it was queued before the newer catalog cancelled it): it is
+    dropped, so the list stays the newer catalog's."""
+    app = new_app([skills_root])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        screen = main_screen(app)
+        newer = screen.listed_version
+        assert newer > 0
+        stale = Ranked("", [], 0, 0.0)  # what an older catalog's listing could have been
+        screen._apply(stale, None, newer - 1)
+        await pilot.pause()
+        assert screen.listed_version == newer
+        assert names(app)  # the rows are the newer catalog's, not the stale empty answer

@@ -465,6 +465,8 @@ class MainScreen(SkillActions):
     def _apply(self, ranked: Ranked, keep: Skill | None, version: int) -> None:
         if ranked.query != self.query_text:
             return  # a newer query is on its way
+        if version < self.listed_version:
+            return  # a worker's answer for an older catalog, queued after a newer one
         hits = ranked.hits
         total = ranked.total
         if self.seen_by is not None:
