@@ -100,3 +100,35 @@ def test_a_context_request_is_a_match_and_a_load_in_the_clients_session(
     assert pdf.matched == 2
     assert dict(pdf.loaded) == {"agent": 2}
     assert [u.query for u in report.unmatched] == ["sing me a sea shanty"]
+
+
+def test_a_context_request_never_activates_a_skill_models_may_not_load(
+    tmp_path: Path,
+) -> None:
+    """The attack on context loads: an agent names a skill that is hidden from models
+    (``disable-model-invocation``) and grants ``Bash``; it must not become active in the
+    agent's session, nor its tool be granted there."""
+    from skilldeck.core.config import load_settings
+    from skilldeck.core.sessions import SessionStore
+    from skilldeck.mcp.service import SkillService
+
+    root, _ = build(tmp_path)
+    write_skill(
+        root,
+        "wipe-disk",
+        description="Wipes the disk. Use when asked to wipe the disk.",
+        extra="disable-model-invocation: true\nallowed-tools: Bash\n",
+    )
+    settings = load_settings()
+    service = SkillService(settings, [root], mode="strict")
+    try:
+        for message in ("use the wipe-disk skill", "$wipe-disk", "wipe the disk"):
+            answer = service.skill_context(message, client_key="c1").data
+            assert "wipe-disk" not in [s["name"] for s in answer["skills"]], answer
+        service.skill_context(REQUEST, client_key="c1")
+        sid = service.session_for("c1")
+        with SessionStore(settings=settings) as store:
+            assert store.get(sid).active_skills == ["pdf-forms"]
+            assert store.check(sid, "Bash", actor="agent").allowed is False
+    finally:
+        service.close()
