@@ -246,9 +246,9 @@ def script_skill(tmp_path: Path, isolated_home: Path) -> Path:
     return root
 
 
-def _queued(root: Path, sid: str) -> str:
-    """An agent's run that waits for approval; the pending entry it left."""
-    refused = run(
+def _run_demo(root: Path, sid: str) -> subprocess.CompletedProcess[str]:
+    """``skilldeck run`` of the demo skill's script in session ``sid`` (JSON out)."""
+    return run(
         "--root",
         str(root),
         "--format",
@@ -260,6 +260,11 @@ def _queued(root: Path, sid: str) -> str:
         "scripts/run.py",
         check_rc=None,
     )
+
+
+def _queued(root: Path, sid: str) -> str:
+    """An agent's run that waits for approval; the pending entry it left."""
+    refused = _run_demo(root, sid)
     assert json.loads(refused.stdout)["error"]["reason"] == "requires_approval"
     [entry] = run_json("session", "pending", sid)["pending"]
     return str(entry)
@@ -292,18 +297,7 @@ def test_approving_a_script_pins_the_request_not_a_helper_swapped_since(
     assert "nothing approved" in error["message"]
     session = run_json("session", "show", sid)
     assert session["approved"] == [] and session["pending"] == [entry]  # nothing written
-    ran = run(
-        "--root",
-        str(root),
-        "--format",
-        "json",
-        "run",
-        "--session",
-        sid,
-        "demo",
-        "scripts/run.py",
-        check_rc=None,
-    )
+    ran = _run_demo(root, sid)
     assert "EVIL" not in ran.stdout  # refused, and queued as a request of its own
 
     # put back as reviewed: the shown digest is approved, and what runs is what was read
