@@ -297,17 +297,21 @@ def corpus() -> Path | None:
 
 
 def bare_times(
-    root: Path, names: set[str], geometry: tuple[int, int], runs: int, keys: int
+    names: set[str], geometry: tuple[int, int], runs: int, keys: int
 ) -> tuple[float, float, list[float]]:
     """(median launch → first paint, its median CPU seconds, key → repaint latencies) of
     :data:`BARE_APP`."""
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "bare_app.py"
         script.write_text(BARE_APP, encoding="utf-8")
+        listing = Path(tmp) / "names"  # one entry per skill: the corpus nests its skills
+        listing.mkdir()
+        for name in names:
+            (listing / name).touch()
         pattern = re.compile("|".join(re.escape(n) for n in sorted(names)[:2000]))
         firsts, cpus = [], []
         for _ in range(runs + 1):  # the first launch warms the imports, as for Skilldeck
-            started = launch(root, Path(tmp), *geometry, bare=script)
+            started = launch(listing, Path(tmp), *geometry, bare=script)
             firsts.append(wait_for(lambda rows: any(pattern.search(r) for r in rows)) - started)
             cpus.append(cpu_seconds())
         waited = key_latencies(QUERIES, keys)
@@ -345,7 +349,7 @@ def measure(size: int, runs: int, keys: int, interval: float, geometry: tuple[in
         paced = paced_latencies(QUERIES, interval)
         subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
         greps = [grep_time(root, q) for q in QUERIES for _ in range(3)]
-        bare_first, bare_cpu, bare_keys = bare_times(root, names, geometry, runs, keys)
+        bare_first, bare_cpu, bare_keys = bare_times(names, geometry, runs, keys)
     first, done = statistics.median(firsts), statistics.median(dones)
     p50, p95 = pct(waited, 0.5), pct(waited, 0.95)
     bare50, bare95 = pct(bare_keys, 0.5), pct(bare_keys, 0.95)
